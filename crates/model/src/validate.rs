@@ -1,0 +1,488 @@
+//! Validation of `POST /endpoints` request bodies (decision D6), as pure functions.
+//!
+//! * [`create_entries`] splits a body into its entries (one object, a bare array, or
+//!   `{"endpoints": [...]}`) or refuses the whole request.
+//! * [`validate_entry`] checks one entry on its own and returns the normalised [`NewEndpoint`] or a
+//!   reason that names the field (`url: private, loopback and link-local hosts are rejected`).
+//!
+//! The two rules that need workspace state (the plan's endpoint limit and the plan needed for
+//! schedules) are the caller's. Unknown fields are ignored. An optional field given as `null` is
+//! treated as absent.
+
+use crate::enums::{AuthType, DiffMode, Frequency, HttpMethod};
+use crate::net::{AllowList, check_url};
+use crate::secret::SecretString;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// Most entries in one request (spec "Limits").
+pub const MAX_BATCH: usize = 200;
+/// Longest `name`.
+pub const MAX_NAME_CHARS: usize = 200;
+/// Longest `environment`.
+pub const MAX_ENVIRONMENT_CHARS: usize = 100;
+/// Longest `description`.
+pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
+/// Most tags, and the longest tag.
+pub const MAX_TAGS: usize = 50;
+pub const MAX_TAG_CHARS: usize = 100;
+/// Most `ignorePaths` patterns, and the longest pattern.
+pub const MAX_IGNORE_PATHS: usize = 100;
+pub const MAX_IGNORE_PATH_CHARS: usize = 500;
+/// Most extra request headers.
+pub const MAX_HEADERS: usize = 50;
+/// Largest `requestBody`, in bytes.
+pub const MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
+/// `timeoutMs` bounds and default (spec "Limits").
+pub const MIN_TIMEOUT_MS: u32 = 1;
+pub const MAX_TIMEOUT_MS: u32 = 60_000;
+pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+pub const DEFAULT_ENVIRONMENT: &str = "production";
+pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
+pub const DEFAULT_API_KEY_HEADER: &str = "X-API-Key";
+
+/// Headers a user may not set: the fetcher owns framing and routing.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-authorization",
+    "proxy-connection",
+];
+
+/// A checked credential, one variant per auth type (D6). Prints `***` for every secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    None,
+    /// Sent as `Authorization: Bearer <token>`.
+    Bearer { token: SecretString },
+    /// Sent as `Authorization: Bearer <token>`.
+    Oauth { token: SecretString },
+    /// Sent as `<header>: <key>`.
+    ApiKey { header: String, key: SecretString },
+    /// Sent as `Authorization: Basic base64(username:password)`.
+    Basic { username: SecretString, password: SecretString },
+    /// Sent as `<header>: <value>`.
+    Custom { header: String, value: SecretString },
+}
+
+impl Credential {
+    pub fn auth_type(&self) -> AuthType {
+        match self {
+            Credential::None => AuthType::None,
+            Credential::Bearer { .. } => AuthType::Bearer,
+            Credential::Oauth { .. } => AuthType::Oauth,
+            Credential::ApiKey { .. } => AuthType::ApiKey,
+            Credential::Basic { .. } => AuthType::Basic,
+            Credential::Custom { .. } => AuthType::Custom,
+        }
+    }
+}
+
+/// One extra request header (`headers` extension field). The value is secret like a credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraHeader {
+    pub name: String,
+    pub value: SecretString,
+}
+
+/// A validated, normalised create entry: defaults filled in, method uppercase, `exact` read as
+/// `full`, URL in its WHATWG serialisation without fragment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEndpoint {
+    pub name: String,
+    pub url: String,
+    pub method: HttpMethod,
+    pub environment: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub credential: Credential,
+    pub request_body: Option<String>,
+    pub content_type: String,
+    pub diff_mode: DiffMode,
+    pub timeout_ms: u32,
+    pub schedule: Option<Frequency>,
+    pub ignore_paths: Vec<String>,
+    pub headers: Vec<ExtraHeader>,
+    pub follow_redirects: bool,
+}
+
+impl NewEndpoint {
+    pub fn auth_type(&self) -> AuthType {
+        self.credential.auth_type()
+    }
+}
+
+/// Why a whole `POST /endpoints` request is refused (400), before any entry is looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyError {
+    /// A JSON scalar, or an object/array of the wrong shape.
+    Shape,
+    /// An empty array, bare or wrapped.
+    Empty,
+    /// More than [`MAX_BATCH`] entries.
+    TooMany(usize),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Shape => f.write_str(
+                "request body must be an endpoint object, an array of endpoint objects, or {\"endpoints\": [...]}",
+            ),
+            BodyError::Empty => f.write_str("request body contains no endpoints"),
+            BodyError::TooMany(n) => {
+                write!(f, "at most {MAX_BATCH} endpoints per request, got {n}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+/// Splits a create body into its entries (D6). An object with an `endpoints` array is the wrapped
+/// form; any other object is a single entry.
+pub fn create_entries(body: &Value) -> Result<&[Value], BodyError> {
+    let entries: &[Value] = match body {
+        Value::Array(items) => items,
+        Value::Object(map) => match map.get("endpoints") {
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(BodyError::Shape),
+            None => std::slice::from_ref(body),
+        },
+        _ => return Err(BodyError::Shape),
+    };
+    if entries.is_empty() {
+        return Err(BodyError::Empty);
+    }
+    if entries.len() > MAX_BATCH {
+        return Err(BodyError::TooMany(entries.len()));
+    }
+    Ok(entries)
+}
+
+/// The `name` of an entry for its `skipped` row: the string given, else `""`.
+pub fn entry_name(entry: &Value) -> String {
+    entry.get("name").and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// Validates one entry (D6). `allow` is the operator's outbound allow-list (D14).
+pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, String> {
+    let Value::Object(map) = entry else {
+        return Err("entry: must be a JSON object".into());
+    };
+    let name = name(map)?;
+    let url = url(map, allow)?;
+    let method = match field(map, "method") {
+        None => HttpMethod::Get,
+        Some(Value::String(s)) => HttpMethod::read(s).map_err(|e| format!("method: {e}"))?,
+        Some(_) => return Err(format!("method: {}", HttpMethod::read("").err().map(|e| e.to_string()).unwrap_or_default())),
+    };
+    let environment = match field(map, "environment") {
+        None => DEFAULT_ENVIRONMENT.to_owned(),
+        Some(v) => bounded_text("environment", v, MAX_ENVIRONMENT_CHARS)?,
+    };
+    let description = match field(map, "description") {
+        None => None,
+        Some(Value::String(s)) if s.chars().count() > MAX_DESCRIPTION_CHARS => {
+            return Err(format!("description: longer than {MAX_DESCRIPTION_CHARS} characters"));
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err("description: must be a string or null".into()),
+    };
+    let tags = tags(map)?;
+    let credential = credential(map)?;
+    let request_body = match field(map, "requestBody") {
+        None => None,
+        Some(Value::String(_)) if !method.allows_body() => {
+            return Err(format!("requestBody: not allowed for {method}"));
+        }
+        Some(Value::String(s)) if s.len() > MAX_REQUEST_BODY_BYTES => {
+            return Err(format!("requestBody: larger than {MAX_REQUEST_BODY_BYTES} bytes"));
+        }
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err("requestBody: must be a string".into()),
+    };
+    let content_type = match field(map, "contentType") {
+        None => DEFAULT_CONTENT_TYPE.to_owned(),
+        Some(Value::String(s)) if is_media_type(s.trim()) => s.trim().to_owned(),
+        Some(_) => {
+            return Err("contentType: must be a media type such as application/json".into());
+        }
+    };
+    let diff_mode = match field(map, "diffMode") {
+        None => DiffMode::Schema,
+        Some(Value::String(s)) => {
+            DiffMode::read(s).map_err(|_| "diffMode: must be one of schema, exact, full".to_owned())?
+        }
+        Some(_) => return Err("diffMode: must be one of schema, exact, full".into()),
+    };
+    let timeout_ms = match field(map, "timeoutMs") {
+        None => DEFAULT_TIMEOUT_MS,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(n))
+            .ok_or_else(|| {
+                format!("timeoutMs: must be an integer from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS}")
+            })?,
+    };
+    let schedule = schedule(map)?;
+    let ignore_paths = ignore_paths(map)?;
+    let headers = headers(map)?;
+    let follow_redirects = match field(map, "followRedirects") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("followRedirects: must be a boolean".into()),
+    };
+    Ok(NewEndpoint {
+        name,
+        url,
+        method,
+        environment,
+        description,
+        tags,
+        credential,
+        request_body,
+        content_type,
+        diff_mode,
+        timeout_ms,
+        schedule,
+        ignore_paths,
+        headers,
+        follow_redirects,
+    })
+}
+
+/// An optional field: absent and `null` are the same.
+fn field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    map.get(key).filter(|v| !v.is_null())
+}
+
+fn name(map: &Map<String, Value>) -> Result<String, String> {
+    match field(map, "name") {
+        None => Err("name: required".into()),
+        Some(Value::String(s)) => {
+            let trimmed = s.trim();
+            if trimmed.is_empty() {
+                Err("name: must not be empty".into())
+            } else if trimmed.chars().count() > MAX_NAME_CHARS {
+                Err(format!("name: longer than {MAX_NAME_CHARS} characters"))
+            } else if trimmed.chars().any(char::is_control) {
+                Err("name: must not contain control characters".into())
+            } else {
+                Ok(trimmed.to_owned())
+            }
+        }
+        Some(_) => Err("name: must be a string".into()),
+    }
+}
+
+fn url(map: &Map<String, Value>, allow: &AllowList) -> Result<String, String> {
+    match field(map, "url") {
+        None => Err("url: required".into()),
+        Some(Value::String(s)) => match check_url(s.trim(), allow) {
+            Ok(url) => Ok(url.into()),
+            Err(e) => Err(format!("url: {e}")),
+        },
+        Some(_) => Err("url: must be a string".into()),
+    }
+}
+
+fn bounded_text(field_name: &str, v: &Value, max: usize) -> Result<String, String> {
+    let Value::String(s) = v else {
+        return Err(format!("{field_name}: must be a string"));
+    };
+    let trimmed = s.trim();
+    if trimmed.is_empty() {
+        Err(format!("{field_name}: must not be empty"))
+    } else if trimmed.chars().count() > max {
+        Err(format!("{field_name}: longer than {max} characters"))
+    } else if trimmed.chars().any(char::is_control) {
+        Err(format!("{field_name}: must not contain control characters"))
+    } else {
+        Ok(trimmed.to_owned())
+    }
+}
+
+fn tags(map: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let Some(v) = field(map, "tags") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = v else {
+        return Err("tags: must be an array of strings".into());
+    };
+    if items.len() > MAX_TAGS {
+        return Err(format!("tags: at most {MAX_TAGS} tags"));
+    }
+    let mut tags: Vec<String> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let tag = bounded_text(&format!("tags[{i}]"), item, MAX_TAG_CHARS)?;
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    Ok(tags)
+}
+
+fn secret(auth: &Map<String, Value>, key: &str, kind: &str) -> Result<SecretString, String> {
+    match auth.get(key) {
+        Some(Value::String(s)) if !s.is_empty() => {
+            if s.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
+                Err(format!("auth.{key}: must not contain line breaks or NUL"))
+            } else {
+                Ok(SecretString::new(s.clone()))
+            }
+        }
+        Some(Value::String(_)) => Err(format!("auth.{key}: must not be empty")),
+        Some(v) if !v.is_null() => Err(format!("auth.{key}: must be a string")),
+        _ => Err(format!("auth.{key}: required for {kind}")),
+    }
+}
+
+fn header_name(field_name: &str, name: &str) -> Result<String, String> {
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        return Err(format!("{field_name}: not a valid header name"));
+    }
+    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(format!("{field_name}: {name} is set by apidrift and cannot be overridden"));
+    }
+    Ok(name.to_owned())
+}
+
+fn credential(map: &Map<String, Value>) -> Result<Credential, String> {
+    let Some(v) = field(map, "auth") else {
+        return Ok(Credential::None);
+    };
+    let Value::Object(auth) = v else {
+        return Err("auth: must be an object".into());
+    };
+    let expected = || format!("auth.type: must be one of {}", AuthType::expected());
+    let auth_type = match auth.get("type") {
+        None | Some(Value::Null) => return Err("auth.type: required".into()),
+        Some(Value::String(s)) => s.parse::<AuthType>().map_err(|_| expected())?,
+        Some(_) => return Err(expected()),
+    };
+    let kind = auth_type.as_str();
+    let header = |default: Option<&str>| -> Result<String, String> {
+        match auth.get("header") {
+            Some(Value::String(s)) => header_name("auth.header", s.trim()),
+            Some(v) if !v.is_null() => Err("auth.header: must be a string".into()),
+            _ => default.map(str::to_owned).ok_or_else(|| format!("auth.header: required for {kind}")),
+        }
+    };
+    Ok(match auth_type {
+        AuthType::None => Credential::None,
+        AuthType::Bearer => Credential::Bearer { token: secret(auth, "token", kind)? },
+        AuthType::Oauth => Credential::Oauth { token: secret(auth, "token", kind)? },
+        AuthType::ApiKey => Credential::ApiKey {
+            key: secret(auth, "key", kind)?,
+            header: header(Some(DEFAULT_API_KEY_HEADER))?,
+        },
+        AuthType::Basic => {
+            let username = secret(auth, "username", kind)?;
+            if username.expose().contains(':') {
+                return Err("auth.username: must not contain ':'".into());
+            }
+            Credential::Basic { username, password: secret(auth, "password", kind)? }
+        }
+        AuthType::Custom => {
+            let header = header(None)?;
+            Credential::Custom { header, value: secret(auth, "value", kind)? }
+        }
+    })
+}
+
+fn schedule(map: &Map<String, Value>) -> Result<Option<Frequency>, String> {
+    let Some(v) = field(map, "schedule") else {
+        return Ok(None);
+    };
+    let Value::Object(schedule) = v else {
+        return Err("schedule: must be an object with a frequency".into());
+    };
+    let expected = || format!("schedule.frequency: must be one of {}", Frequency::expected());
+    match schedule.get("frequency") {
+        None | Some(Value::Null) => Err("schedule.frequency: required".into()),
+        Some(Value::String(s)) => Frequency::read(s).map(Some).map_err(|_| expected()),
+        Some(_) => Err(expected()),
+    }
+}
+
+fn ignore_paths(map: &Map<String, Value>) -> Result<Vec<String>, String> {
+    let Some(v) = field(map, "ignorePaths") else {
+        return Ok(Vec::new());
+    };
+    let Value::Array(items) = v else {
+        return Err("ignorePaths: must be an array of path patterns".into());
+    };
+    if items.len() > MAX_IGNORE_PATHS {
+        return Err(format!("ignorePaths: at most {MAX_IGNORE_PATHS} patterns"));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) if s.len() > MAX_IGNORE_PATH_CHARS => {
+                Err(format!("ignorePaths[{i}]: longer than {MAX_IGNORE_PATH_CHARS} characters"))
+            }
+            Value::String(s)
+                if s.starts_with('$') || s == "status" || s.starts_with("headers.") =>
+            {
+                Ok(s.clone())
+            }
+            _ => Err(format!(
+                "ignorePaths[{i}]: must be a path pattern starting with $, or status, or headers.<name>"
+            )),
+        })
+        .collect()
+}
+
+fn headers(map: &Map<String, Value>) -> Result<Vec<ExtraHeader>, String> {
+    let Some(v) = field(map, "headers") else {
+        return Ok(Vec::new());
+    };
+    let Value::Object(items) = v else {
+        return Err("headers: must be an object of header names to string values".into());
+    };
+    if items.len() > MAX_HEADERS {
+        return Err(format!("headers: at most {MAX_HEADERS} headers"));
+    }
+    let mut out: Vec<ExtraHeader> = Vec::with_capacity(items.len());
+    for (name, value) in items {
+        let name = header_name(&format!("headers.{name}"), name)?;
+        if out.iter().any(|h| h.name.eq_ignore_ascii_case(&name)) {
+            return Err(format!("headers.{name}: given twice"));
+        }
+        let Value::String(value) = value else {
+            return Err(format!("headers.{name}: must be a string"));
+        };
+        if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
+            return Err(format!("headers.{name}: must not contain line breaks or NUL"));
+        }
+        out.push(ExtraHeader { name, value: SecretString::new(value.clone()) });
+    }
+    Ok(out)
+}
+
+/// RFC 9110 `tchar`.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// `type/subtype` with optional `; parameters`, no line breaks.
+fn is_media_type(s: &str) -> bool {
+    let essence = s.split(';').next().unwrap_or_default().trim();
+    let Some((kind, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    !kind.is_empty()
+        && !sub.is_empty()
+        && kind.bytes().all(is_token_byte)
+        && sub.bytes().all(is_token_byte)
+        && !s.chars().any(|c| c.is_control())
+}

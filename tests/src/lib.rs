@@ -1,0 +1,56 @@
+//! Helpers for the end-to-end tests in `tests/e2e/`: locating and running the real `apidrift`
+//! binary, which [`binary`] builds through Cargo on first use.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Path of the `apidrift` binary, built on first use.
+///
+/// `APIDRIFT_BIN` names a prebuilt binary. Otherwise the binary is built with Cargo in the profile
+/// of the running test (a no-op when it is up to date), because Cargo builds another package's
+/// binaries only for that package's own tests.
+pub fn binary() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("APIDRIFT_BIN") {
+            return PathBuf::from(bin);
+        }
+        let mut dir = std::env::current_exe().unwrap_or_default();
+        dir.pop();
+        if dir.ends_with("deps") {
+            dir.pop();
+        }
+        let release = dir.ends_with("release");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = Command::new(cargo);
+        build.args(["build", "--quiet", "-p", "apidrift", "--bin", "apidrift"]);
+        if release {
+            build.arg("--release");
+        }
+        match build.status() {
+            Ok(status) if status.success() => {}
+            other => panic!("building the apidrift binary failed: {other:?}"),
+        }
+        dir.join(format!("apidrift{}", std::env::consts::EXE_SUFFIX))
+    })
+    .clone()
+}
+
+/// Runs `apidrift ARGS…` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    match Command::new(binary()).args(args).output() {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run {}: {e} (build it with `cargo build -p apidrift`)", binary().display()),
+    }
+}
+
+/// Standard output as UTF-8.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Standard error as UTF-8.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

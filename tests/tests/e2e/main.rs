@@ -1,0 +1,3 @@
+//! End-to-end tests: each drives the real `apidrift` binary.
+
+mod cli;
