@@ -40,7 +40,9 @@ impl std::str::FromStr for Severity {
             "info" => Ok(Severity::Info),
             "warning" => Ok(Severity::Warning),
             "breaking" => Ok(Severity::Breaking),
-            _ => Err(crate::UnknownValue { expected: "info, warning, breaking".into() }),
+            _ => Err(crate::UnknownValue {
+                expected: "info, warning, breaking".into(),
+            }),
         }
     }
 }
@@ -103,9 +105,17 @@ pub struct DiffChange {
     pub change_type: ChangeType,
     pub severity: Severity,
     pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub old_value: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub new_value: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_type: Option<String>,

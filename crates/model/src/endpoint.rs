@@ -134,6 +134,8 @@ pub struct ErrorBody {
 
 impl ErrorBody {
     pub fn new(error: impl Into<String>) -> Self {
-        Self { error: error.into() }
+        Self {
+            error: error.into(),
+        }
     }
 }

@@ -36,7 +36,9 @@ pub use endpoint::{
     CreateEndpointsResponse, Endpoint, EndpointAuth, EndpointEnvelope, EndpointList, ErrorBody,
     LatestDiff, Pagination, Schedule, SkippedEntry,
 };
-pub use enums::{AuthType, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue};
+pub use enums::{
+    AuthType, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
+};
 pub use secret::SecretString;
 
 /// Re-exported so integrators use the same versions as the model.

@@ -30,7 +30,10 @@ pub struct Cidr {
 impl Cidr {
     pub fn new(addr: IpAddr, prefix: u8) -> Option<Self> {
         let max = if addr.is_ipv4() { 32 } else { 128 };
-        (prefix <= max).then_some(Self { addr: addr.to_canonical(), prefix })
+        (prefix <= max).then_some(Self {
+            addr: addr.to_canonical(),
+            prefix,
+        })
     }
 
     /// Whether `ip` (canonicalised) lies in the block.
@@ -51,10 +54,14 @@ impl FromStr for Cidr {
             Some((a, p)) => (a, Some(p)),
             None => (s, None),
         };
-        let addr: IpAddr = addr.parse().map_err(|_| format!("{s:?} is not an IP address or CIDR"))?;
+        let addr: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{s:?} is not an IP address or CIDR"))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix {
-            Some(p) => p.parse::<u8>().map_err(|_| format!("{s:?} has an invalid prefix length"))?,
+            Some(p) => p
+                .parse::<u8>()
+                .map_err(|_| format!("{s:?} has an invalid prefix length"))?,
             None => max,
         };
         Cidr::new(addr, prefix).ok_or_else(|| format!("{s:?} has a prefix longer than {max}"))
@@ -93,7 +100,8 @@ impl AllowList {
 
     /// Whether loopback is allowed, which is what `localhost` names need (D14).
     pub fn covers_loopback(&self) -> bool {
-        self.contains(IpAddr::V4(Ipv4Addr::LOCALHOST)) || self.contains(IpAddr::V6(Ipv6Addr::LOCALHOST))
+        self.contains(IpAddr::V4(Ipv4Addr::LOCALHOST))
+            || self.contains(IpAddr::V6(Ipv6Addr::LOCALHOST))
     }
 
     pub fn cidrs(&self) -> &[Cidr] {
@@ -102,12 +110,20 @@ impl AllowList {
 }
 
 fn v4_in(ip: Ipv4Addr, net: u32, prefix: u8) -> bool {
-    let mask = if prefix == 0 { 0 } else { u32::MAX << (32 - u32::from(prefix)) };
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(prefix))
+    };
     u32::from(ip) & mask == net & mask
 }
 
 fn v6_in(ip: Ipv6Addr, net: u128, prefix: u8) -> bool {
-    let mask = if prefix == 0 { 0 } else { u128::MAX << (128 - u32::from(prefix)) };
+    let mask = if prefix == 0 {
+        0
+    } else {
+        u128::MAX << (128 - u32::from(prefix))
+    };
     u128::from(ip) & mask == net & mask
 }
 
@@ -119,13 +135,25 @@ const fn v4(a: u8, b: u8, c: u8, d: u8) -> u32 {
 const BLOCKED_V4: &[(u32, u8, &str)] = &[
     (v4(0, 0, 0, 0), 8, "this network (0.0.0.0/8)"),
     (v4(10, 0, 0, 0), 8, "private (10.0.0.0/8)"),
-    (v4(100, 64, 0, 0), 10, "shared address space (100.64.0.0/10)"),
+    (
+        v4(100, 64, 0, 0),
+        10,
+        "shared address space (100.64.0.0/10)",
+    ),
     (v4(127, 0, 0, 0), 8, "loopback (127.0.0.0/8)"),
     (v4(169, 254, 0, 0), 16, "link-local (169.254.0.0/16)"),
     (v4(172, 16, 0, 0), 12, "private (172.16.0.0/12)"),
-    (v4(192, 0, 0, 0), 24, "IETF protocol assignments (192.0.0.0/24)"),
+    (
+        v4(192, 0, 0, 0),
+        24,
+        "IETF protocol assignments (192.0.0.0/24)",
+    ),
     (v4(192, 0, 2, 0), 24, "documentation (192.0.2.0/24)"),
-    (v4(192, 88, 99, 0), 24, "6to4 relay anycast (192.88.99.0/24)"),
+    (
+        v4(192, 88, 99, 0),
+        24,
+        "6to4 relay anycast (192.88.99.0/24)",
+    ),
     (v4(192, 168, 0, 0), 16, "private (192.168.0.0/16)"),
     (v4(198, 18, 0, 0), 15, "benchmarking (198.18.0.0/15)"),
     (v4(198, 51, 100, 0), 24, "documentation (198.51.100.0/24)"),
@@ -140,18 +168,66 @@ const BLOCKED_V6: &[(u128, u8, &str)] = &[
     (0, 128, "unspecified (::/128)"),
     (1, 128, "loopback (::1/128)"),
     (0, 96, "IPv4-compatible (::/96)"),
-    (0x0064_ff9b_0000_0000_0000_0000_0000_0000, 96, "NAT64 (64:ff9b::/96)"),
-    (0x0064_ff9b_0001_0000_0000_0000_0000_0000, 48, "local NAT64 (64:ff9b:1::/48)"),
-    (0x0100_0000_0000_0000_0000_0000_0000_0000, 64, "discard-only (100::/64)"),
-    (0x2001_0db8_0000_0000_0000_0000_0000_0000, 32, "documentation (2001:db8::/32)"),
-    (0x2001_0000_0000_0000_0000_0000_0000_0000, 23, "IETF protocol assignments and Teredo (2001::/23)"),
-    (0x2002_0000_0000_0000_0000_0000_0000_0000, 16, "6to4 (2002::/16)"),
-    (0x3fff_0000_0000_0000_0000_0000_0000_0000, 20, "documentation (3fff::/20)"),
-    (0x5f00_0000_0000_0000_0000_0000_0000_0000, 16, "segment routing (5f00::/16)"),
-    (0xfc00_0000_0000_0000_0000_0000_0000_0000, 7, "unique local (fc00::/7)"),
-    (0xfe80_0000_0000_0000_0000_0000_0000_0000, 10, "link-local (fe80::/10)"),
-    (0xfec0_0000_0000_0000_0000_0000_0000_0000, 10, "site-local (fec0::/10)"),
-    (0xff00_0000_0000_0000_0000_0000_0000_0000, 8, "multicast (ff00::/8)"),
+    (
+        0x0064_ff9b_0000_0000_0000_0000_0000_0000,
+        96,
+        "NAT64 (64:ff9b::/96)",
+    ),
+    (
+        0x0064_ff9b_0001_0000_0000_0000_0000_0000,
+        48,
+        "local NAT64 (64:ff9b:1::/48)",
+    ),
+    (
+        0x0100_0000_0000_0000_0000_0000_0000_0000,
+        64,
+        "discard-only (100::/64)",
+    ),
+    (
+        0x2001_0db8_0000_0000_0000_0000_0000_0000,
+        32,
+        "documentation (2001:db8::/32)",
+    ),
+    (
+        0x2001_0000_0000_0000_0000_0000_0000_0000,
+        23,
+        "IETF protocol assignments and Teredo (2001::/23)",
+    ),
+    (
+        0x2002_0000_0000_0000_0000_0000_0000_0000,
+        16,
+        "6to4 (2002::/16)",
+    ),
+    (
+        0x3fff_0000_0000_0000_0000_0000_0000_0000,
+        20,
+        "documentation (3fff::/20)",
+    ),
+    (
+        0x5f00_0000_0000_0000_0000_0000_0000_0000,
+        16,
+        "segment routing (5f00::/16)",
+    ),
+    (
+        0xfc00_0000_0000_0000_0000_0000_0000_0000,
+        7,
+        "unique local (fc00::/7)",
+    ),
+    (
+        0xfe80_0000_0000_0000_0000_0000_0000_0000,
+        10,
+        "link-local (fe80::/10)",
+    ),
+    (
+        0xfec0_0000_0000_0000_0000_0000_0000_0000,
+        10,
+        "site-local (fec0::/10)",
+    ),
+    (
+        0xff00_0000_0000_0000_0000_0000_0000_0000,
+        8,
+        "multicast (ff00::/8)",
+    ),
 ];
 
 /// The special-purpose range `ip` falls in, or `None` for an ordinary public address.
@@ -162,11 +238,15 @@ pub fn blocked_range(ip: IpAddr) -> Option<&'static str> {
             if ip == Ipv4Addr::BROADCAST {
                 return Some("broadcast (255.255.255.255)");
             }
-            BLOCKED_V4.iter().find(|(net, prefix, _)| v4_in(ip, *net, *prefix)).map(|r| r.2)
+            BLOCKED_V4
+                .iter()
+                .find(|(net, prefix, _)| v4_in(ip, *net, *prefix))
+                .map(|r| r.2)
         }
-        IpAddr::V6(ip) => {
-            BLOCKED_V6.iter().find(|(net, prefix, _)| v6_in(ip, *net, *prefix)).map(|r| r.2)
-        }
+        IpAddr::V6(ip) => BLOCKED_V6
+            .iter()
+            .find(|(net, prefix, _)| v6_in(ip, *net, *prefix))
+            .map(|r| r.2),
     }
 }
 
@@ -196,7 +276,9 @@ impl fmt::Display for UrlError {
             UrlError::Credentials => f.write_str("must not contain credentials (user:password@)"),
             UrlError::TooLong => write!(f, "longer than {MAX_URL_LEN} characters"),
             UrlError::Port => f.write_str("port 0 is not allowed"),
-            UrlError::Blocked(_) => f.write_str("private, loopback and link-local hosts are rejected"),
+            UrlError::Blocked(_) => {
+                f.write_str("private, loopback and link-local hosts are rejected")
+            }
         }
     }
 }
@@ -207,7 +289,10 @@ impl std::error::Error for UrlError {}
 /// covers the address.
 pub fn check_ip(ip: IpAddr, allow: &AllowList) -> Result<(), UrlError> {
     match blocked_range(ip) {
-        Some(range) if !allow.contains(ip) => Err(UrlError::Blocked(format!("{} is {range}", ip.to_canonical()))),
+        Some(range) if !allow.contains(ip) => Err(UrlError::Blocked(format!(
+            "{} is {range}",
+            ip.to_canonical()
+        ))),
         _ => Ok(()),
     }
 }
@@ -321,7 +406,10 @@ mod tests {
             ("http://0x7f.1/", "block"),
             ("http://127.1/", "block"),
             ("http://%31%32%37.0.0.1/", "block"),
-            ("http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/", "block"),
+            (
+                "http://\u{ff11}\u{ff12}\u{ff17}.\u{ff10}.\u{ff10}.\u{ff11}/",
+                "block",
+            ),
             ("http://127.0.0.1./", "block"),
             ("http://4294967296/", "invalid"),
             ("http://[::1]/", "block"),
@@ -373,7 +461,12 @@ mod tests {
     #[test]
     fn backslash_is_a_path_separator() {
         let url = check_url("http://example.com\\@127.0.0.1/", &AllowList::default());
-        assert_eq!(url.ok().and_then(|u| u.host_str().map(str::to_owned)).as_deref(), Some("example.com"));
+        assert_eq!(
+            url.ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .as_deref(),
+            Some("example.com")
+        );
     }
 
     #[test]
@@ -393,16 +486,36 @@ mod tests {
     #[test]
     fn resolved_addresses() {
         let none = AllowList::default();
-        assert!(check_ip("10.0.0.5".parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)), &none).is_err());
-        assert!(check_ip(IpAddr::V6("::ffff:10.0.0.1".parse().unwrap_or(Ipv6Addr::UNSPECIFIED)), &none).is_err());
+        assert!(
+            check_ip(
+                "10.0.0.5"
+                    .parse()
+                    .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+                &none
+            )
+            .is_err()
+        );
+        assert!(
+            check_ip(
+                IpAddr::V6("::ffff:10.0.0.1".parse().unwrap_or(Ipv6Addr::UNSPECIFIED)),
+                &none
+            )
+            .is_err()
+        );
         assert!(check_ip(IpAddr::V4(Ipv4Addr::new(93, 184, 215, 14)), &none).is_ok());
     }
 
     #[test]
     fn fragment_dropped_and_length_limit() {
         let url = check_url("https://example.com/a#frag", &AllowList::default()).ok();
-        assert_eq!(url.map(String::from).as_deref(), Some("https://example.com/a"));
+        assert_eq!(
+            url.map(String::from).as_deref(),
+            Some("https://example.com/a")
+        );
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
-        assert_eq!(check_url(&long, &AllowList::default()), Err(UrlError::TooLong));
+        assert_eq!(
+            check_url(&long, &AllowList::default()),
+            Err(UrlError::TooLong)
+        );
     }
 }

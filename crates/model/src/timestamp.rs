@@ -10,9 +10,8 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{OffsetDateTime, UtcOffset};
 
-const WIRE: &[time::format_description::BorrowedFormatItem<'static>] = format_description!(
-    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-);
+const WIRE: &[time::format_description::BorrowedFormatItem<'static>] =
+    format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
 
 /// Formats a timestamp as the API writes it: `2026-11-21T07:57:09.123Z`.
 pub fn format(t: OffsetDateTime) -> Result<String, time::error::Format> {
@@ -51,7 +50,9 @@ pub mod option {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OffsetDateTime>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<OffsetDateTime>, D::Error> {
         match Option::<Cow<str>>::deserialize(d)? {
             Some(text) => parse(&text).map(Some).map_err(D::Error::custom),
             None => Ok(None),
@@ -69,7 +70,10 @@ mod tests {
         let t = datetime!(2026-11-21 08:57:09.123456789 +01:00);
         assert_eq!(format(t).ok().as_deref(), Some("2026-11-21T07:57:09.123Z"));
         let whole = datetime!(2026-01-02 03:04:05 UTC);
-        assert_eq!(format(whole).ok().as_deref(), Some("2026-01-02T03:04:05.000Z"));
+        assert_eq!(
+            format(whole).ok().as_deref(),
+            Some("2026-01-02T03:04:05.000Z")
+        );
     }
 
     #[test]
@@ -82,6 +86,9 @@ mod tests {
     #[test]
     fn truncates() {
         let t = datetime!(2026-11-21 07:57:09.123999 UTC);
-        assert_eq!(truncate_to_millis(t), datetime!(2026-11-21 07:57:09.123 UTC));
+        assert_eq!(
+            truncate_to_millis(t),
+            datetime!(2026-11-21 07:57:09.123 UTC)
+        );
     }
 }

@@ -60,15 +60,28 @@ const RESERVED_HEADERS: &[&str] = &[
 pub enum Credential {
     None,
     /// Sent as `Authorization: Bearer <token>`.
-    Bearer { token: SecretString },
+    Bearer {
+        token: SecretString,
+    },
     /// Sent as `Authorization: Bearer <token>`.
-    Oauth { token: SecretString },
+    Oauth {
+        token: SecretString,
+    },
     /// Sent as `<header>: <key>`.
-    ApiKey { header: String, key: SecretString },
+    ApiKey {
+        header: String,
+        key: SecretString,
+    },
     /// Sent as `Authorization: Basic base64(username:password)`.
-    Basic { username: SecretString, password: SecretString },
+    Basic {
+        username: SecretString,
+        password: SecretString,
+    },
     /// Sent as `<header>: <value>`.
-    Custom { header: String, value: SecretString },
+    Custom {
+        header: String,
+        value: SecretString,
+    },
 }
 
 impl Credential {
@@ -168,7 +181,11 @@ pub fn create_entries(body: &Value) -> Result<&[Value], BodyError> {
 
 /// The `name` of an entry for its `skipped` row: the string given, else `""`.
 pub fn entry_name(entry: &Value) -> String {
-    entry.get("name").and_then(Value::as_str).unwrap_or_default().to_owned()
+    entry
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Validates one entry (D6). `allow` is the operator's outbound allow-list (D14).
@@ -181,7 +198,15 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     let method = match field(map, "method") {
         None => HttpMethod::Get,
         Some(Value::String(s)) => HttpMethod::read(s).map_err(|e| format!("method: {e}"))?,
-        Some(_) => return Err(format!("method: {}", HttpMethod::read("").err().map(|e| e.to_string()).unwrap_or_default())),
+        Some(_) => {
+            return Err(format!(
+                "method: {}",
+                HttpMethod::read("")
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            ));
+        }
     };
     let environment = match field(map, "environment") {
         None => DEFAULT_ENVIRONMENT.to_owned(),
@@ -190,7 +215,9 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     let description = match field(map, "description") {
         None => None,
         Some(Value::String(s)) if s.chars().count() > MAX_DESCRIPTION_CHARS => {
-            return Err(format!("description: longer than {MAX_DESCRIPTION_CHARS} characters"));
+            return Err(format!(
+                "description: longer than {MAX_DESCRIPTION_CHARS} characters"
+            ));
         }
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err("description: must be a string or null".into()),
@@ -203,7 +230,9 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
             return Err(format!("requestBody: not allowed for {method}"));
         }
         Some(Value::String(s)) if s.len() > MAX_REQUEST_BODY_BYTES => {
-            return Err(format!("requestBody: larger than {MAX_REQUEST_BODY_BYTES} bytes"));
+            return Err(format!(
+                "requestBody: larger than {MAX_REQUEST_BODY_BYTES} bytes"
+            ));
         }
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err("requestBody: must be a string".into()),
@@ -217,9 +246,8 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     };
     let diff_mode = match field(map, "diffMode") {
         None => DiffMode::Schema,
-        Some(Value::String(s)) => {
-            DiffMode::read(s).map_err(|_| "diffMode: must be one of schema, exact, full".to_owned())?
-        }
+        Some(Value::String(s)) => DiffMode::read(s)
+            .map_err(|_| "diffMode: must be one of schema, exact, full".to_owned())?,
         Some(_) => return Err("diffMode: must be one of schema, exact, full".into()),
     };
     let timeout_ms = match field(map, "timeoutMs") {
@@ -350,7 +378,9 @@ fn header_name(field_name: &str, name: &str) -> Result<String, String> {
         return Err(format!("{field_name}: not a valid header name"));
     }
     if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-        return Err(format!("{field_name}: {name} is set by apidrift and cannot be overridden"));
+        return Err(format!(
+            "{field_name}: {name} is set by apidrift and cannot be overridden"
+        ));
     }
     Ok(name.to_owned())
 }
@@ -373,13 +403,19 @@ fn credential(map: &Map<String, Value>) -> Result<Credential, String> {
         match auth.get("header") {
             Some(Value::String(s)) => header_name("auth.header", s.trim()),
             Some(v) if !v.is_null() => Err("auth.header: must be a string".into()),
-            _ => default.map(str::to_owned).ok_or_else(|| format!("auth.header: required for {kind}")),
+            _ => default
+                .map(str::to_owned)
+                .ok_or_else(|| format!("auth.header: required for {kind}")),
         }
     };
     Ok(match auth_type {
         AuthType::None => Credential::None,
-        AuthType::Bearer => Credential::Bearer { token: secret(auth, "token", kind)? },
-        AuthType::Oauth => Credential::Oauth { token: secret(auth, "token", kind)? },
+        AuthType::Bearer => Credential::Bearer {
+            token: secret(auth, "token", kind)?,
+        },
+        AuthType::Oauth => Credential::Oauth {
+            token: secret(auth, "token", kind)?,
+        },
         AuthType::ApiKey => Credential::ApiKey {
             key: secret(auth, "key", kind)?,
             header: header(Some(DEFAULT_API_KEY_HEADER))?,
@@ -389,11 +425,17 @@ fn credential(map: &Map<String, Value>) -> Result<Credential, String> {
             if username.expose().contains(':') {
                 return Err("auth.username: must not contain ':'".into());
             }
-            Credential::Basic { username, password: secret(auth, "password", kind)? }
+            Credential::Basic {
+                username,
+                password: secret(auth, "password", kind)?,
+            }
         }
         AuthType::Custom => {
             let header = header(None)?;
-            Credential::Custom { header, value: secret(auth, "value", kind)? }
+            Credential::Custom {
+                header,
+                value: secret(auth, "value", kind)?,
+            }
         }
     })
 }
@@ -405,7 +447,12 @@ fn schedule(map: &Map<String, Value>) -> Result<Option<Frequency>, String> {
     let Value::Object(schedule) = v else {
         return Err("schedule: must be an object with a frequency".into());
     };
-    let expected = || format!("schedule.frequency: must be one of {}", Frequency::expected());
+    let expected = || {
+        format!(
+            "schedule.frequency: must be one of {}",
+            Frequency::expected()
+        )
+    };
     match schedule.get("frequency") {
         None | Some(Value::Null) => Err("schedule.frequency: required".into()),
         Some(Value::String(s)) => Frequency::read(s).map(Some).map_err(|_| expected()),
@@ -462,9 +509,14 @@ fn headers(map: &Map<String, Value>) -> Result<Vec<ExtraHeader>, String> {
             return Err(format!("headers.{name}: must be a string"));
         };
         if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-            return Err(format!("headers.{name}: must not contain line breaks or NUL"));
+            return Err(format!(
+                "headers.{name}: must not contain line breaks or NUL"
+            ));
         }
-        out.push(ExtraHeader { name, value: SecretString::new(value.clone()) });
+        out.push(ExtraHeader {
+            name,
+            value: SecretString::new(value.clone()),
+        });
     }
     Ok(out)
 }
