@@ -41,7 +41,10 @@ pub fn binary() -> PathBuf {
 pub fn run(args: &[&str]) -> Output {
     match Command::new(binary()).args(args).output() {
         Ok(out) => out,
-        Err(e) => panic!("cannot run {}: {e} (build it with `cargo build -p apidrift`)", binary().display()),
+        Err(e) => panic!(
+            "cannot run {}: {e} (build it with `cargo build -p apidrift`)",
+            binary().display()
+        ),
     }
 }
 

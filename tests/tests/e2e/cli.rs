@@ -7,7 +7,10 @@ use base64::Engine as _;
 fn version_prints_name_and_version() {
     let out = run(&["--version"]);
     assert!(out.status.success());
-    assert_eq!(stdout(&out).trim(), format!("apidrift {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("apidrift {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[test]
