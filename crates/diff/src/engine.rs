@@ -1,0 +1,522 @@
+//! The walk: status, tracked headers, then the body, in document order. Objects pair members by
+//! key (in lockstep while both sides list the same keys, then through a lookup); arrays pair by
+//! identity (one hash map per array) or by position; schema mode merges array elements into
+//! shapes. Recursion is bounded by [`MAX_DEPTH`].
+
+use crate::node::{JsonNode, JsonType, Num};
+use crate::parse::MAX_DEPTH;
+use crate::path::{IdentValue, Seg};
+use crate::report::{Emitter, Pending};
+use crate::rules::Rule;
+use crate::shape::{self, Shape, TypeSet};
+use crate::{Body, DiffError, DiffMode, Input, Options};
+use std::collections::HashMap;
+
+type Hasher = foldhash::fast::RandomState;
+
+/// Status and header changes (D9 rows "status …", "content type …", "… header …").
+pub(crate) fn compare_meta<A, B>(
+    em: &mut Emitter<'_>,
+    old: &Input<A>,
+    new: &Input<B>,
+    options: &Options,
+) {
+    if let (Some(a), Some(b)) = (old.status, new.status)
+        && a != b
+    {
+        let ok = |s: u16| (200..300).contains(&s);
+        let rule = if ok(a) && !ok(b) {
+            Rule::StatusLeft2xx
+        } else {
+            Rule::StatusChanged
+        };
+        em.status(
+            Pending::new(rule, format!("status changed from {a} to {b}"))
+                .values(Some((a.into(), None)), Some((b.into(), None))),
+        );
+    }
+    let (Some(old_headers), Some(new_headers)) = (&old.headers, &new.headers) else {
+        return;
+    };
+    for name in &options.tracked_headers {
+        let name = name.to_ascii_lowercase();
+        let a = header(old_headers, &name);
+        let b = header(new_headers, &name);
+        if name == "content-type" {
+            let (a, b) = (a.map(media_type), b.map(media_type));
+            if a == b {
+                continue;
+            }
+            let was_json = a.as_deref().is_some_and(is_json_media_type);
+            let is_json = b.as_deref().is_some_and(is_json_media_type);
+            let rule = if was_json && !is_json {
+                Rule::ContentTypeNotJson
+            } else {
+                Rule::ContentTypeChanged
+            };
+            let message = format!(
+                "content type changed from {} to {}",
+                a.as_deref().unwrap_or("(none)"),
+                b.as_deref().unwrap_or("(none)")
+            );
+            em.header(
+                &name,
+                Pending::new(rule, message)
+                    .values(a.map(|s| (s.into(), None)), b.map(|s| (s.into(), None))),
+            );
+            continue;
+        }
+        let rule = match (a.is_some(), b.is_some()) {
+            (false, true) if name == "deprecation" || name == "sunset" => Rule::DeprecationAppeared,
+            (true, false) if name == "deprecation" || name == "sunset" => {
+                Rule::DeprecationDisappeared
+            }
+            (false, true) | (true, false) => Rule::HeaderPresence,
+            _ => continue,
+        };
+        let message = if b.is_some() {
+            format!("header {name} appeared")
+        } else {
+            format!("header {name} disappeared")
+        };
+        em.header(
+            &name,
+            Pending::new(rule, message).values(
+                a.map(|s| (s.to_owned().into(), None)),
+                b.map(|s| (s.to_owned().into(), None)),
+            ),
+        );
+    }
+}
+
+fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The lower-case media type of a content-type value, without parameters.
+pub fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// True for `application/json` and any `…+json` media type (parameters ignored).
+pub fn is_json_media_type(value: &str) -> bool {
+    let m = media_type(value);
+    m == "application/json" || m.ends_with("+json")
+}
+
+/// Both bodies, both inputs, in the mode of the options.
+pub(crate) fn compare_inputs<'a, J: JsonNode>(
+    em: &mut Emitter<'_>,
+    old: &'a Input<J>,
+    new: &'a Input<J>,
+    options: &'a Options,
+) -> Result<(), DiffError> {
+    if let Some(cause) = &new.failure {
+        em.status(
+            Pending::new(Rule::NoResponse, format!("no response: {cause}"))
+                .values(old.status.map(|s| (s.into(), None)), None),
+        );
+        return Ok(());
+    }
+    compare_meta(em, old, new, options);
+    match (&old.body, &new.body) {
+        (Body::Json(a), Body::Json(b)) => compare_bodies(em, a, b, options),
+        (Body::Text(a), Body::Text(b)) => {
+            if options.mode == DiffMode::Full && a != b {
+                em.body(
+                    &[],
+                    None,
+                    Pending::new(
+                        Rule::TextBodyChanged,
+                        format!(
+                            "non-JSON body changed (sha256 {} -> {})",
+                            &a.sha256_hex()[..16],
+                            &b.sha256_hex()[..16]
+                        ),
+                    ),
+                );
+            }
+            Ok(())
+        }
+        // A JSON <-> non-JSON switch is reported by the content type alone.
+        _ => Ok(()),
+    }
+}
+
+/// Schema mode against a stored baseline shape.
+pub(crate) fn compare_with_shape<J: JsonNode>(
+    em: &mut Emitter<'_>,
+    old: &Input<Shape>,
+    new: &Input<J>,
+    options: &Options,
+) -> Result<(), DiffError> {
+    if let Some(cause) = &new.failure {
+        em.status(
+            Pending::new(Rule::NoResponse, format!("no response: {cause}"))
+                .values(old.status.map(|s| (s.into(), None)), None),
+        );
+        return Ok(());
+    }
+    compare_meta(em, old, new, options);
+    if let (Body::Json(old_shape), Body::Json(b)) = (&old.body, &new.body) {
+        let new_shape = Shape::infer(b)?;
+        let mut path = Vec::new();
+        shape::compare(em, &mut path, old_shape, &new_shape, None, 0)?;
+    }
+    Ok(())
+}
+
+/// Two JSON bodies.
+pub(crate) fn compare_bodies<'a, J: JsonNode>(
+    em: &mut Emitter<'_>,
+    a: &'a J,
+    b: &'a J,
+    options: &'a Options,
+) -> Result<(), DiffError> {
+    let mut walker = Walker {
+        em,
+        options,
+        path: Vec::new(),
+    };
+    walker.value(a, b, 0)
+}
+
+struct Walker<'e, 'o, 'a> {
+    em: &'e mut Emitter<'o>,
+    options: &'a Options,
+    path: Vec<Seg<'a>>,
+}
+
+/// An identity value as a hash key: `42` and `"42"` are different identities.
+#[derive(Hash, PartialEq, Eq)]
+enum IdentKey<'x> {
+    Str(&'x str),
+    Num(std::borrow::Cow<'x, str>),
+}
+
+fn ident_of<'x, J: JsonNode>(item: &'x J, key: &str) -> Option<IdentValue<'x>> {
+    let v = item.get(key)?;
+    match v.json_type() {
+        JsonType::String => v.as_str().map(IdentValue::Str),
+        JsonType::Integer | JsonType::Number => v.as_num().map(IdentValue::Num),
+        _ => None,
+    }
+}
+
+fn ident_key<'x>(v: &IdentValue<'x>) -> IdentKey<'x> {
+    match v {
+        IdentValue::Str(s) => IdentKey::Str(s),
+        IdentValue::Num(Num::Token(t)) => IdentKey::Num(std::borrow::Cow::Borrowed(t)),
+        IdentValue::Num(n @ Num::Json(_)) => {
+            IdentKey::Num(std::borrow::Cow::Owned(n.text().into_owned()))
+        }
+    }
+}
+
+/// The identity values of every item, and a value → position map, when the key fits all items.
+#[allow(clippy::type_complexity)]
+fn keyed<'x, J: JsonNode>(
+    items: &'x [J],
+    key: &str,
+    hasher: &Hasher,
+) -> Option<(Vec<IdentValue<'x>>, HashMap<IdentKey<'x>, usize, Hasher>)> {
+    let mut values = Vec::with_capacity(items.len());
+    let mut map = HashMap::with_capacity_and_hasher(items.len(), hasher.clone());
+    for (i, item) in items.iter().enumerate() {
+        let v = ident_of(item, key)?;
+        if map.insert(ident_key(&v), i).is_some() {
+            return None;
+        }
+        values.push(v);
+    }
+    Some((values, map))
+}
+
+/// Looks up object members: the trait's own lookup for small objects, a map for large ones.
+struct Lookup<'x, J: JsonNode> {
+    node: &'x J,
+    map: Option<HashMap<&'x str, &'x J, Hasher>>,
+}
+
+impl<'x, J: JsonNode> Lookup<'x, J> {
+    fn new(node: &'x J) -> Self {
+        Lookup { node, map: None }
+    }
+    fn get(&mut self, key: &str) -> Option<&'x J> {
+        if self.node.entry_count() <= 16 {
+            return self.node.get(key);
+        }
+        let node = self.node;
+        self.map
+            .get_or_insert_with(|| {
+                let mut m =
+                    HashMap::with_capacity_and_hasher(node.entry_count(), Hasher::default());
+                for (k, v) in node.entries() {
+                    m.insert(k, v);
+                }
+                m
+            })
+            .get(key)
+            .copied()
+    }
+}
+
+impl<'a> Walker<'_, '_, 'a> {
+    fn value<J: JsonNode>(&mut self, a: &'a J, b: &'a J, depth: usize) -> Result<(), DiffError> {
+        if depth > MAX_DEPTH {
+            return Err(DiffError::TooDeep { limit: MAX_DEPTH });
+        }
+        let (ta, tb) = (a.json_type(), b.json_type());
+        if ta != tb {
+            self.type_changed(a, b, ta, tb);
+            return Ok(());
+        }
+        match ta {
+            JsonType::Object => self.objects(a, b, depth),
+            JsonType::Array => match self.options.mode {
+                DiffMode::Full => self.arrays(a.elements(), b.elements(), depth),
+                DiffMode::Schema => self.merged(a.elements(), b.elements(), depth),
+            },
+            _ => {
+                if self.options.mode == DiffMode::Full && !leaf_equal(a, b) {
+                    self.em.body(
+                        &self.path,
+                        None,
+                        Pending::new(Rule::ValueChanged, "value changed")
+                            .values(a.leaf_value(), b.leaf_value())
+                            .types(Some(ta.as_str().into()), Some(tb.as_str().into())),
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn type_changed<J: JsonNode>(&mut self, a: &J, b: &J, ta: JsonType, tb: JsonType) {
+        let Some(rule) = shape::type_rule(TypeSet::of(ta), TypeSet::of(tb)) else {
+            return;
+        };
+        let message = match rule {
+            Rule::BecameNull => "value became null".to_owned(),
+            Rule::BecameNonNull => format!("value is no longer null (now {tb})"),
+            _ => format!("type changed from {ta} to {tb}"),
+        };
+        self.em.body(
+            &self.path,
+            None,
+            Pending::new(rule, message)
+                .values(a.leaf_value(), b.leaf_value())
+                .types(Some(ta.as_str().into()), Some(tb.as_str().into())),
+        );
+    }
+
+    fn objects<J: JsonNode>(&mut self, a: &'a J, b: &'a J, depth: usize) -> Result<(), DiffError> {
+        let mut in_b = Lookup::new(b);
+        let mut lockstep = b.entries();
+        let mut in_sync = true;
+        let mut matched = 0usize;
+        for (key, va) in a.entries() {
+            let vb = if in_sync {
+                match lockstep.next() {
+                    Some((kb, vb)) if kb == key => Some(vb),
+                    _ => {
+                        in_sync = false;
+                        in_b.get(key)
+                    }
+                }
+            } else {
+                in_b.get(key)
+            };
+            match vb {
+                Some(vb) => {
+                    matched += 1;
+                    self.path.push(Seg::Key(key));
+                    let result = self.value(va, vb, depth + 1);
+                    self.path.pop();
+                    result?;
+                }
+                None => {
+                    let t = va.json_type();
+                    self.em.body(
+                        &self.path,
+                        Some(Seg::Key(key)),
+                        Pending::new(Rule::FieldRemoved, format!("field removed (was {t})"))
+                            .values(va.leaf_value(), None)
+                            .types(Some(t.as_str().into()), None),
+                    );
+                }
+            }
+        }
+        if matched < b.entry_count() {
+            let mut in_a = Lookup::new(a);
+            for (key, vb) in b.entries() {
+                if in_a.get(key).is_some() {
+                    continue;
+                }
+                let t = vb.json_type();
+                self.em.body(
+                    &self.path,
+                    Some(Seg::Key(key)),
+                    Pending::new(Rule::FieldAdded, format!("field added ({t})"))
+                        .values(None, vb.leaf_value())
+                        .types(None, Some(t.as_str().into())),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The identity key that fits both arrays (D9: every element of both arrays has it with a
+    /// string or number value unique within each array; with one side empty, the other decides).
+    #[allow(clippy::type_complexity)]
+    fn identity<J: JsonNode>(
+        &self,
+        ea: &'a [J],
+        eb: &'a [J],
+    ) -> Option<(
+        &'a str,
+        Vec<IdentValue<'a>>,
+        Vec<IdentValue<'a>>,
+        HashMap<IdentKey<'a>, usize, Hasher>,
+    )> {
+        let first = ea.first().or(eb.first())?;
+        if first.json_type() != JsonType::Object {
+            return None;
+        }
+        let hasher = Hasher::default();
+        for key in &self.options.identity_keys {
+            let key = key.as_str();
+            if ident_of(first, key).is_none() {
+                continue;
+            }
+            let Some((va, _)) = keyed(ea, key, &hasher) else {
+                continue;
+            };
+            let Some((vb, map_b)) = keyed(eb, key, &hasher) else {
+                continue;
+            };
+            return Some((key, va, vb, map_b));
+        }
+        None
+    }
+
+    fn arrays<J: JsonNode>(
+        &mut self,
+        ea: &'a [J],
+        eb: &'a [J],
+        depth: usize,
+    ) -> Result<(), DiffError> {
+        if ea.is_empty() && eb.is_empty() {
+            return Ok(());
+        }
+        if let Some((key, va, vb, map_b)) = self.identity(ea, eb) {
+            let mut seen = vec![false; eb.len()];
+            for (item, value) in ea.iter().zip(&va) {
+                let seg = Seg::Ident { key, value: *value };
+                match map_b.get(&ident_key(value)) {
+                    Some(&j) => {
+                        seen[j] = true;
+                        self.path.push(seg);
+                        let result = self.value(item, &eb[j], depth + 1);
+                        self.path.pop();
+                        result?;
+                    }
+                    None => self.em.body(
+                        &self.path,
+                        Some(seg),
+                        Pending::new(
+                            Rule::ItemRemoved,
+                            format!("item {key}={} removed", value.text()),
+                        )
+                        .values(item.leaf_value(), None)
+                        .types(Some(item.json_type().as_str().into()), None),
+                    ),
+                }
+            }
+            for ((item, value), seen) in eb.iter().zip(&vb).zip(&seen) {
+                if !seen {
+                    self.em.body(
+                        &self.path,
+                        Some(Seg::Ident { key, value: *value }),
+                        Pending::new(
+                            Rule::ItemAdded,
+                            format!("item {key}={} added", value.text()),
+                        )
+                        .values(None, item.leaf_value())
+                        .types(None, Some(item.json_type().as_str().into())),
+                    );
+                }
+            }
+            return Ok(());
+        }
+        let common = ea.len().min(eb.len());
+        for i in 0..common {
+            self.path.push(Seg::Index(i));
+            let result = self.value(&ea[i], &eb[i], depth + 1);
+            self.path.pop();
+            result?;
+        }
+        for (i, item) in ea.iter().enumerate().skip(common) {
+            let t = item.json_type();
+            self.em.body(
+                &self.path,
+                Some(Seg::Index(i)),
+                Pending::new(
+                    Rule::ElementRemoved,
+                    format!("element {i} removed (was {t})"),
+                )
+                .values(item.leaf_value(), None)
+                .types(Some(t.as_str().into()), None),
+            );
+        }
+        for (i, item) in eb.iter().enumerate().skip(common) {
+            let t = item.json_type();
+            self.em.body(
+                &self.path,
+                Some(Seg::Index(i)),
+                Pending::new(Rule::ElementAdded, format!("element {i} added ({t})"))
+                    .values(None, item.leaf_value())
+                    .types(None, Some(t.as_str().into())),
+            );
+        }
+        Ok(())
+    }
+
+    fn merged<J: JsonNode>(
+        &mut self,
+        ea: &'a [J],
+        eb: &'a [J],
+        depth: usize,
+    ) -> Result<(), DiffError> {
+        let (Some(sa), Some(sb)) = (
+            Shape::merge_at(ea, depth + 1)?,
+            Shape::merge_at(eb, depth + 1)?,
+        ) else {
+            return Ok(());
+        };
+        let mut path: Vec<Seg<'_>> = self.path.clone();
+        path.push(Seg::Merged);
+        shape::compare(self.em, &mut path, &sa, &sb, None, depth + 1)
+    }
+}
+
+fn leaf_equal<J: JsonNode>(a: &J, b: &J) -> bool {
+    match a.json_type() {
+        JsonType::Null => true,
+        JsonType::Boolean => a.as_bool() == b.as_bool(),
+        JsonType::String => a.as_str() == b.as_str(),
+        JsonType::Integer | JsonType::Number => match (a.as_num(), b.as_num()) {
+            (Some(x), Some(y)) => x.equals(y),
+            _ => false,
+        },
+        JsonType::Array | JsonType::Object => false,
+    }
+}

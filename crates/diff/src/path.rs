@@ -1,0 +1,158 @@
+//! Change paths (D9): `$.data.users[id=42].email`, `$["key with.dots"]`, `$[0]`, `$.items[]`,
+//! `status`, `headers.<name>`. The engine keeps a stack of [`Seg`]ments and renders a path string
+//! only when it emits a change.
+
+use crate::node::Num;
+
+/// One step of a body path, borrowed from the documents being compared.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Seg<'a> {
+    /// An object member.
+    Key(&'a str),
+    /// A position-paired array element (0-based).
+    Index(usize),
+    /// An identity-paired array element: `[key=value]`.
+    Ident { key: &'a str, value: IdentValue<'a> },
+    /// The merged elements of an array (schema mode): `[]`.
+    Merged,
+}
+
+/// The value of an identity key: a string or a number.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum IdentValue<'a> {
+    Str(&'a str),
+    Num(Num<'a>),
+}
+
+impl IdentValue<'_> {
+    /// The text the path shows (`42` and `"42"` both show `42`).
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            IdentValue::Str(s) => std::borrow::Cow::Borrowed(s),
+            IdentValue::Num(n) => n.text(),
+        }
+    }
+}
+
+/// True when a key can be written after a dot: `[A-Za-z_][A-Za-z0-9_-]*`.
+pub(crate) fn is_plain_key(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    matches!(bytes.next(), Some(b'A'..=b'Z' | b'a'..=b'z' | b'_'))
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// True when an identity value can be written raw: `[A-Za-z0-9_.-]+`.
+pub(crate) fn is_plain_value(value: &str) -> bool {
+    !value.is_empty()
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// A JSON string literal with non-ASCII characters kept raw.
+pub(crate) fn string_literal(text: &str, out: &mut String) {
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Renders a body path.
+pub(crate) fn render(segs: &[Seg<'_>], last: Option<Seg<'_>>) -> String {
+    let mut out = String::with_capacity(32);
+    out.push('$');
+    for seg in segs.iter().chain(last.as_ref()) {
+        match seg {
+            Seg::Key(k) if is_plain_key(k) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Seg::Key(k) => {
+                out.push('[');
+                string_literal(k, &mut out);
+                out.push(']');
+            }
+            Seg::Index(i) => {
+                out.push('[');
+                out.push_str(&i.to_string());
+                out.push(']');
+            }
+            Seg::Ident { key, value } => {
+                out.push('[');
+                out.push_str(key);
+                out.push('=');
+                let text = value.text();
+                if is_plain_value(&text) {
+                    out.push_str(&text);
+                } else {
+                    string_literal(&text, &mut out);
+                }
+                out.push(']');
+            }
+            Seg::Merged => out.push_str("[]"),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_written_as_d9_says() {
+        let segs = [
+            Seg::Key("data"),
+            Seg::Key("users"),
+            Seg::Ident {
+                key: "id",
+                value: IdentValue::Num(Num::Token("42")),
+            },
+            Seg::Key("email"),
+        ];
+        assert_eq!(render(&segs, None), "$.data.users[id=42].email");
+        assert_eq!(
+            render(&[Seg::Key("a"), Seg::Key("b c")], None),
+            "$.a[\"b c\"]"
+        );
+        assert_eq!(
+            render(&[Seg::Key("key with.dots")], None),
+            "$[\"key with.dots\"]"
+        );
+        assert_eq!(render(&[Seg::Key("héllo")], None), "$[\"héllo\"]");
+        assert_eq!(render(&[Seg::Key("1a")], None), "$[\"1a\"]");
+        assert_eq!(render(&[Seg::Key("_a-1")], None), "$._a-1");
+        assert_eq!(render(&[Seg::Key("")], None), "$[\"\"]");
+        assert_eq!(render(&[], Some(Seg::Index(0))), "$[0]");
+        assert_eq!(render(&[], Some(Seg::Merged)), "$[]");
+        assert_eq!(
+            render(&[Seg::Key("users"), Seg::Merged, Seg::Key("email")], None),
+            "$.users[].email"
+        );
+        let ident = |v| Seg::Ident {
+            key: "slug",
+            value: IdentValue::Str(v),
+        };
+        assert_eq!(render(&[], Some(ident("a-b.c_1"))), "$[slug=a-b.c_1]");
+        assert_eq!(render(&[], Some(ident("a b"))), "$[slug=\"a b\"]");
+        assert_eq!(render(&[], Some(ident("é"))), "$[slug=\"é\"]");
+        assert_eq!(render(&[], Some(ident("q\"\\"))), "$[slug=\"q\\\"\\\\\"]");
+        assert_eq!(render(&[], Some(ident(""))), "$[slug=\"\"]");
+        let num = Seg::Ident {
+            key: "id",
+            value: IdentValue::Num(Num::Token("1e+5")),
+        };
+        assert_eq!(render(&[], Some(num)), "$[id=\"1e+5\"]");
+    }
+}

@@ -1,0 +1,522 @@
+//! Shape inference (D9 schema mode): the types seen at each path, the merged shape of array
+//! elements, and which object members are present in all or only some objects. A [`Shape`] is
+//! serialisable so that a baseline's shape can be stored and diffed without the baseline body.
+
+use crate::DiffError;
+use crate::node::{JsonNode, JsonType};
+use crate::parse::MAX_DEPTH;
+use crate::path::Seg;
+use crate::report::{Emitter, Pending};
+use crate::rules::Rule;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+/// A set of JSON types, written sorted and joined by `|` (`integer|string`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct TypeSet(u8);
+
+impl TypeSet {
+    pub const EMPTY: TypeSet = TypeSet(0);
+
+    pub fn of(t: JsonType) -> TypeSet {
+        TypeSet(1 << t.index())
+    }
+    pub fn contains(self, t: JsonType) -> bool {
+        self.0 & (1 << t.index()) != 0
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    pub fn with(self, t: JsonType) -> TypeSet {
+        TypeSet(self.0 | (1 << t.index()))
+    }
+    pub fn without(self, t: JsonType) -> TypeSet {
+        TypeSet(self.0 & !(1 << t.index()))
+    }
+    pub fn minus(self, other: TypeSet) -> TypeSet {
+        TypeSet(self.0 & !other.0)
+    }
+    /// The types in the set, in written order.
+    pub fn iter(self) -> impl Iterator<Item = JsonType> {
+        JsonType::ALL.into_iter().filter(move |t| self.contains(*t))
+    }
+}
+
+impl std::fmt::Display for TypeSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for t in self.iter() {
+            if !first {
+                f.write_str("|")?;
+            }
+            f.write_str(t.as_str())?;
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// The rule for a change of type set at one path (D9: a new non-null type is `type_changed`, a new
+/// `null` is `nullability_changed`, a type that disappears is nothing; the table rows win where
+/// they apply; with two differences the more severe wins, the type change on a tie).
+pub(crate) fn type_rule(old: TypeSet, new: TypeSet) -> Option<Rule> {
+    if old.is_empty() {
+        return None;
+    }
+    let added = new.minus(old);
+    if added.is_empty() {
+        return None;
+    }
+    let non_null_added = added.without(JsonType::Null);
+    let old_non_null = old.without(JsonType::Null);
+    let type_change = if non_null_added.is_empty() {
+        None
+    } else if old_non_null.is_empty() {
+        Some(Rule::BecameNonNull)
+    } else if old_non_null == TypeSet::of(JsonType::Integer)
+        && non_null_added == TypeSet::of(JsonType::Number)
+    {
+        Some(Rule::IntegerToNumber)
+    } else if old_non_null == TypeSet::of(JsonType::Number)
+        && non_null_added == TypeSet::of(JsonType::Integer)
+    {
+        Some(Rule::NumberToInteger)
+    } else {
+        Some(Rule::TypeChanged)
+    };
+    let null_change = added.contains(JsonType::Null).then_some(Rule::BecameNull);
+    more_severe(type_change, null_change)
+}
+
+/// The more severe of two candidate rules; the first on a tie.
+pub(crate) fn more_severe(first: Option<Rule>, second: Option<Rule>) -> Option<Rule> {
+    match (first, second) {
+        (Some(a), Some(b)) => Some(if b.severity() > a.severity() { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// How many merged values had each type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TypeCounts([u64; 7]);
+
+impl TypeCounts {
+    pub fn get(&self, t: JsonType) -> u64 {
+        self.0[t.index()]
+    }
+    pub fn set(&self) -> TypeSet {
+        JsonType::ALL
+            .into_iter()
+            .filter(|t| self.get(*t) > 0)
+            .fold(TypeSet::EMPTY, TypeSet::with)
+    }
+    fn bump(&mut self, t: JsonType) {
+        self.0[t.index()] += 1;
+    }
+    fn sum(&self, set: TypeSet) -> u64 {
+        set.iter().map(|t| self.get(t)).sum()
+    }
+}
+
+impl Serialize for TypeCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let map: BTreeMap<&str, u64> = JsonType::ALL
+            .into_iter()
+            .filter(|t| self.get(*t) > 0)
+            .map(|t| (t.as_str(), self.get(t)))
+            .collect();
+        map.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for TypeCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, u64>::deserialize(d)?;
+        let mut counts = TypeCounts::default();
+        for (name, n) in map {
+            let t = JsonType::from_name(&name)
+                .ok_or_else(|| serde::de::Error::custom(format!("unknown JSON type {name:?}")))?;
+            counts.0[t.index()] = n;
+        }
+        Ok(counts)
+    }
+}
+
+/// The inferred shape of one or more JSON values merged together.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Shape {
+    /// How many values were merged.
+    pub count: u64,
+    /// How many of them had each type (`{"integer": 3, "null": 1}`).
+    pub types: TypeCounts,
+    /// Members of the object values, in first-seen order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<Field>,
+    /// The merged shape of every element of the array values; absent when all were empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<Box<Shape>>,
+    #[serde(skip)]
+    index: FieldIndex,
+}
+
+/// One object member of a [`Shape`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Field {
+    pub name: String,
+    /// How many of the merged objects had this member (equal to the shape's object count when
+    /// the member is present in all of them).
+    pub count: u64,
+    pub shape: Shape,
+}
+
+/// A name → position index for shapes with many fields (not serialised, rebuilt on demand).
+#[derive(Debug, Clone, Default)]
+struct FieldIndex(Option<HashMap<String, usize>>);
+
+impl PartialEq for FieldIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+const INDEX_AFTER: usize = 24;
+
+impl Shape {
+    /// The shape of one value.
+    pub fn infer<J: JsonNode>(value: &J) -> Result<Shape, DiffError> {
+        let mut shape = Shape::default();
+        shape.add(value, 0)?;
+        Ok(shape)
+    }
+
+    /// The merged shape of a list of values (`None` when the list is empty).
+    pub fn merge<J: JsonNode>(values: &[J]) -> Result<Option<Shape>, DiffError> {
+        Self::merge_at(values, 0)
+    }
+
+    pub(crate) fn merge_at<J: JsonNode>(
+        values: &[J],
+        depth: usize,
+    ) -> Result<Option<Shape>, DiffError> {
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let mut shape = Shape::default();
+        for v in values {
+            shape.add(v, depth)?;
+        }
+        Ok(Some(shape))
+    }
+
+    /// The set of types merged.
+    pub fn type_set(&self) -> TypeSet {
+        self.types.set()
+    }
+
+    /// How many objects were merged.
+    pub fn object_count(&self) -> u64 {
+        self.types.get(JsonType::Object)
+    }
+
+    /// Merges one more value into the shape.
+    pub fn add<J: JsonNode>(&mut self, value: &J, depth: usize) -> Result<(), DiffError> {
+        if depth > MAX_DEPTH {
+            return Err(DiffError::TooDeep { limit: MAX_DEPTH });
+        }
+        self.count += 1;
+        let t = value.json_type();
+        self.types.bump(t);
+        match t {
+            JsonType::Object => {
+                for (pos, (key, child)) in value.entries().enumerate() {
+                    let slot = self.slot(pos, key);
+                    let field = &mut self.fields[slot];
+                    field.count += 1;
+                    field.shape.add(child, depth + 1)?;
+                }
+            }
+            JsonType::Array => {
+                for child in value.elements() {
+                    self.elements
+                        .get_or_insert_with(Box::default)
+                        .add(child, depth + 1)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn slot(&mut self, pos: usize, key: &str) -> usize {
+        if self.fields.get(pos).is_some_and(|f| f.name == key) {
+            return pos;
+        }
+        let found = match &self.index.0 {
+            Some(map) => map.get(key).copied(),
+            None => self.fields.iter().position(|f| f.name == key),
+        };
+        if let Some(at) = found {
+            return at;
+        }
+        let at = self.fields.len();
+        self.fields.push(Field {
+            name: key.to_owned(),
+            count: 0,
+            shape: Shape::default(),
+        });
+        if let Some(map) = &mut self.index.0 {
+            map.insert(key.to_owned(), at);
+        } else if self.fields.len() > INDEX_AFTER {
+            self.index.0 = Some(
+                self.fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.name.clone(), i))
+                    .collect(),
+            );
+        }
+        at
+    }
+}
+
+/// Finds fields of a shape by name: by position first, then by scan or a built map.
+struct FieldLookup<'s> {
+    fields: &'s [Field],
+    map: Option<HashMap<&'s str, &'s Field>>,
+}
+
+impl<'s> FieldLookup<'s> {
+    fn new(shape: &'s Shape) -> FieldLookup<'s> {
+        FieldLookup {
+            fields: &shape.fields,
+            map: None,
+        }
+    }
+    fn get(&mut self, pos: usize, name: &str) -> Option<&'s Field> {
+        if let Some(f) = self.fields.get(pos)
+            && f.name == name
+        {
+            return Some(f);
+        }
+        if self.fields.len() <= INDEX_AFTER {
+            return self.fields.iter().find(|f| f.name == name);
+        }
+        let fields = self.fields;
+        self.map
+            .get_or_insert_with(|| fields.iter().map(|f| (f.name.as_str(), f)).collect())
+            .get(name)
+            .copied()
+    }
+}
+
+fn items(k: u64, n: u64) -> String {
+    if n == 1 {
+        String::new()
+    } else {
+        format!(" ({k} of {n} items)")
+    }
+}
+
+/// The type-set change between two shapes, as a pending change (no values: shapes keep none).
+pub(crate) fn type_change(old: &Shape, new: &Shape) -> Option<Pending> {
+    let (old_set, new_set) = (old.type_set(), new.type_set());
+    let rule = type_rule(old_set, new_set)?;
+    let added = new_set.minus(old_set);
+    let concerned = match rule {
+        Rule::BecameNull => new.types.get(JsonType::Null),
+        _ => new.types.sum(added.without(JsonType::Null)),
+    };
+    let n = new.count;
+    let message = match rule {
+        Rule::BecameNull => format!("now null{}", items(concerned, n)),
+        Rule::BecameNonNull => format!(
+            "no longer always null: now {new_set}{}",
+            items(concerned, n)
+        ),
+        _ => format!(
+            "type changed from {old_set} to {new_set}{}",
+            items(concerned, n)
+        ),
+    };
+    let mut pending =
+        Pending::new(rule, message).types(Some(old_set.to_string()), Some(new_set.to_string()));
+    // A value that is null on either side is known without keeping values.
+    if old_set == TypeSet::of(JsonType::Null) {
+        pending.old = Some((serde_json::Value::Null, None));
+    }
+    if new_set == TypeSet::of(JsonType::Null) {
+        pending.new = Some((serde_json::Value::Null, None));
+    }
+    Some(pending)
+}
+
+/// Compares two shapes at `path` (schema mode), emitting one change per path.
+pub(crate) fn compare<'s>(
+    em: &mut Emitter<'_>,
+    path: &mut Vec<Seg<'s>>,
+    old: &'s Shape,
+    new: &'s Shape,
+    presence: Option<Pending>,
+    depth: usize,
+) -> Result<(), DiffError> {
+    if depth > MAX_DEPTH {
+        return Err(DiffError::TooDeep { limit: MAX_DEPTH });
+    }
+    let typed = type_change(old, new);
+    let chosen = match (typed, presence) {
+        (Some(t), Some(p)) => Some(if p.rule.severity() > t.rule.severity() {
+            p
+        } else {
+            t
+        }),
+        (t, p) => t.or(p),
+    };
+    if let Some(p) = chosen {
+        em.body(path, None, p);
+    }
+    let (old_objects, new_objects) = (old.object_count(), new.object_count());
+    if old_objects > 0 && new_objects > 0 {
+        let mut lookup = FieldLookup::new(new);
+        let mut matched = 0usize;
+        for (pos, field) in old.fields.iter().enumerate() {
+            let Some(now) = lookup.get(pos, &field.name) else {
+                let (rule, message) = if field.count == old_objects {
+                    (Rule::FieldRemoved, "field removed".to_owned())
+                } else {
+                    (
+                        Rule::FieldGoneFromSome,
+                        format!(
+                            "optional field removed (was in {} of {old_objects} items)",
+                            field.count
+                        ),
+                    )
+                };
+                let pending = Pending::new(rule, message)
+                    .types(Some(field.shape.type_set().to_string()), None);
+                em.body(path, Some(Seg::Key(&field.name)), pending);
+                continue;
+            };
+            matched += 1;
+            let presence = (field.count == old_objects && now.count < new_objects).then(|| {
+                Pending::new(
+                    Rule::FieldRemovedFromSome,
+                    format!(
+                        "field missing from {} of {new_objects} items",
+                        new_objects - now.count
+                    ),
+                )
+                .types(
+                    Some(field.shape.type_set().to_string()),
+                    Some(now.shape.type_set().to_string()),
+                )
+            });
+            path.push(Seg::Key(&field.name));
+            compare(em, path, &field.shape, &now.shape, presence, depth + 1)?;
+            path.pop();
+        }
+        if matched < new.fields.len() {
+            let mut old_lookup = FieldLookup::new(old);
+            for (pos, field) in new.fields.iter().enumerate() {
+                if old_lookup.get(pos, &field.name).is_some() {
+                    continue;
+                }
+                let (rule, message) = if field.count == new_objects {
+                    (
+                        Rule::FieldAdded,
+                        format!("field added{}", items(field.count, new_objects)),
+                    )
+                } else {
+                    (
+                        Rule::FieldAddedInSome,
+                        format!("field added in {} of {new_objects} items", field.count),
+                    )
+                };
+                let pending = Pending::new(rule, message)
+                    .types(None, Some(field.shape.type_set().to_string()));
+                em.body(path, Some(Seg::Key(&field.name)), pending);
+            }
+        }
+    }
+    if let (Some(old_el), Some(new_el)) = (&old.elements, &new.elements) {
+        path.push(Seg::Merged);
+        compare(em, path, old_el, new_el, None, depth + 1)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(types: &[JsonType]) -> TypeSet {
+        types.iter().copied().fold(TypeSet::EMPTY, TypeSet::with)
+    }
+
+    #[test]
+    fn type_sets_follow_the_table_and_the_set_rule() {
+        use JsonType::*;
+        assert_eq!(
+            type_rule(set(&[String]), set(&[Integer])),
+            Some(Rule::TypeChanged)
+        );
+        assert_eq!(
+            type_rule(set(&[Integer]), set(&[Number])),
+            Some(Rule::IntegerToNumber)
+        );
+        assert_eq!(
+            type_rule(set(&[Integer]), set(&[Integer, Number])),
+            Some(Rule::IntegerToNumber)
+        );
+        assert_eq!(
+            type_rule(set(&[Number]), set(&[Integer])),
+            Some(Rule::NumberToInteger)
+        );
+        assert_eq!(
+            type_rule(set(&[String]), set(&[Null])),
+            Some(Rule::BecameNull)
+        );
+        assert_eq!(
+            type_rule(set(&[Null]), set(&[String])),
+            Some(Rule::BecameNonNull)
+        );
+        assert_eq!(
+            type_rule(set(&[Null]), set(&[Null, Integer])),
+            Some(Rule::BecameNonNull)
+        );
+        assert_eq!(type_rule(set(&[String, Integer]), set(&[Integer])), None);
+        assert_eq!(
+            type_rule(set(&[Integer, String]), set(&[Number])),
+            Some(Rule::TypeChanged)
+        );
+        // Two differences: the more severe wins.
+        assert_eq!(
+            type_rule(set(&[Integer]), set(&[Number, Null])),
+            Some(Rule::BecameNull)
+        );
+        assert_eq!(
+            type_rule(set(&[String]), set(&[Integer, Null])),
+            Some(Rule::TypeChanged)
+        );
+        assert_eq!(set(&[String, Integer]).to_string(), "integer|string");
+    }
+
+    #[test]
+    fn shapes_round_trip_through_json() -> Result<(), Box<dyn std::error::Error>> {
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"a":[{"x":1},{"x":"s","y":null}],"b":[]}"#)?;
+        let shape = Shape::infer(&v)?;
+        let text = serde_json::to_string(&shape)?;
+        let back: Shape = serde_json::from_str(&text)?;
+        assert_eq!(back, shape);
+        let a = &shape.fields[0].shape;
+        let el = a.elements.as_deref().ok_or("no elements")?;
+        assert_eq!(el.count, 2);
+        assert_eq!(el.fields[0].count, 2);
+        assert_eq!(el.fields[1].count, 1);
+        assert_eq!(el.fields[0].shape.type_set().to_string(), "integer|string");
+        assert!(shape.fields[1].shape.elements.is_none());
+        Ok(())
+    }
+}

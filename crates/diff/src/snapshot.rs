@@ -1,0 +1,126 @@
+//! Reading a baseline or current document (D16): a snapshot file
+//! `{"apidriftSnapshot": 1, "status": 200, "headers": {...}, "body": <JSON or null>,
+//! "bodyText"?: "<non-JSON body>"}` or any other JSON document, taken as a bare body.
+
+use crate::node::Json;
+use crate::parse::{ParseError, parse};
+use crate::{Body, Input, TextBody};
+
+/// Why a document cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("invalid JSON: {0}")]
+    Json(#[from] ParseError),
+    #[error("invalid snapshot file: {0}")]
+    Snapshot(String),
+}
+
+/// The key that marks a snapshot file.
+pub const SNAPSHOT_KEY: &str = "apidriftSnapshot";
+
+/// Parses a document and, when it is a snapshot file, splits it into status, headers and body.
+pub fn read_document(text: &str) -> Result<Input<Json<'_>>, InputError> {
+    let doc = parse(text)?;
+    match doc {
+        Json::Object(members) if members.iter().any(|(k, _)| k == SNAPSHOT_KEY) => {
+            snapshot(members)
+        }
+        body => Ok(Input::bare(body)),
+    }
+}
+
+fn snapshot<'a>(
+    members: Vec<(std::borrow::Cow<'a, str>, Json<'a>)>,
+) -> Result<Input<Json<'a>>, InputError> {
+    let fail = |m: &str| InputError::Snapshot(m.to_owned());
+    let mut status = None;
+    let mut headers = Vec::new();
+    let mut body = None;
+    let mut body_text = None;
+    for (key, value) in members {
+        match key.as_ref() {
+            SNAPSHOT_KEY if value != Json::Number("1") => {
+                return Err(fail("`apidriftSnapshot` must be 1"));
+            }
+            "status" => match value {
+                Json::Number(t) => match t.parse::<u16>() {
+                    Ok(s) if (100..=599).contains(&s) => status = Some(s),
+                    _ => return Err(fail("`status` must be an HTTP status between 100 and 599")),
+                },
+                Json::Null => {}
+                _ => return Err(fail("`status` must be an HTTP status between 100 and 599")),
+            },
+            "headers" => match value {
+                Json::Object(pairs) => {
+                    for (name, v) in pairs {
+                        match v {
+                            Json::String(s) => {
+                                headers.push((name.to_ascii_lowercase(), s.into_owned()))
+                            }
+                            Json::Array(items) => {
+                                let mut joined = Vec::new();
+                                for item in items {
+                                    match item {
+                                        Json::String(s) => joined.push(s.into_owned()),
+                                        _ => return Err(fail("header values must be strings")),
+                                    }
+                                }
+                                headers.push((name.to_ascii_lowercase(), joined.join(", ")));
+                            }
+                            _ => return Err(fail("header values must be strings")),
+                        }
+                    }
+                }
+                Json::Null => {}
+                _ => return Err(fail("`headers` must be an object of strings")),
+            },
+            "body" => body = Some(value),
+            "bodyText" => match value {
+                Json::String(s) => body_text = Some(s),
+                Json::Null => {}
+                _ => return Err(fail("`bodyText` must be a string")),
+            },
+            _ => {}
+        }
+    }
+    let body = match (body_text, body) {
+        (Some(text), _) => Body::Text(TextBody::of(text.as_bytes())),
+        (None, Some(json)) => Body::Json(json),
+        (None, None) => Body::Absent,
+    };
+    Ok(Input {
+        status,
+        headers: Some(headers),
+        body,
+        failure: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_and_bare_bodies() -> Result<(), InputError> {
+        let s = read_document(
+            r#"{"apidriftSnapshot":1,"status":200,"headers":{"Content-Type":"application/json"},"body":{"a":1}}"#,
+        )?;
+        assert_eq!(s.status, Some(200));
+        assert_eq!(
+            s.headers,
+            Some(vec![("content-type".into(), "application/json".into())])
+        );
+        assert!(matches!(s.body, Body::Json(Json::Object(_))));
+        let t = read_document(
+            r#"{"apidriftSnapshot":1,"status":200,"body":null,"bodyText":"<html>"}"#,
+        )?;
+        assert_eq!(t.body, Body::Text(TextBody::of(b"<html>")));
+        let bare = read_document(r#"{"status":200}"#)?;
+        assert_eq!(bare.status, None);
+        assert_eq!(bare.headers, None);
+        assert!(read_document(r#"{"apidriftSnapshot":2,"status":200}"#).is_err());
+        assert!(read_document(r#"{"apidriftSnapshot":1,"status":"x"}"#).is_err());
+        assert!(read_document(r#"{"apidriftSnapshot":1,"status":200,"headers":{"a":1}}"#).is_err());
+        Ok(())
+    }
+}
