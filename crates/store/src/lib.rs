@@ -41,6 +41,9 @@
 
 pub mod types;
 
+#[cfg(feature = "testkit")]
+pub mod testkit;
+
 pub use types::*;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};

@@ -201,7 +201,8 @@ pub struct NewEndpointRow {
     pub sealed_auth: Option<Vec<u8>>,
     /// The sealed extra request headers (`None` when there are none).
     pub sealed_headers: Option<Vec<u8>>,
-    pub request_body: Option<String>,
+    /// The sealed request body sent on each check (`None` when there is none).
+    pub sealed_request_body: Option<Vec<u8>>,
     pub content_type: String,
     pub diff_mode: DiffMode,
     pub timeout_ms: u32,
@@ -228,7 +229,8 @@ pub struct StoredEndpoint {
     pub auth_type: AuthType,
     pub sealed_auth: Option<Vec<u8>>,
     pub sealed_headers: Option<Vec<u8>>,
-    pub request_body: Option<String>,
+    /// The sealed request body sent on each check (`None` when there is none).
+    pub sealed_request_body: Option<Vec<u8>>,
     pub content_type: String,
     pub diff_mode: DiffMode,
     pub timeout_ms: u32,
@@ -387,6 +389,12 @@ pub struct NewCheck {
     /// Short machine word for a failed fetch (`dns`, `connect`, `tls`, `timeout`, `too_large`, …).
     pub error_kind: Option<String>,
     pub error_message: Option<String>,
+    /// The response's content type, tracked headers (JSON object) and sealed body, kept so that
+    /// accepting this check's diff can promote the response to a baseline (D12). Callers keep
+    /// them only for checks that record a diff.
+    pub content_type: Option<String>,
+    pub headers: Option<Value>,
+    pub sealed_body: Option<Vec<u8>>,
 }
 
 /// A stored check.
@@ -401,6 +409,9 @@ pub struct StoredCheck {
     pub response_time: Option<u32>,
     pub error_kind: Option<String>,
     pub error_message: Option<String>,
+    pub content_type: Option<String>,
+    pub headers: Option<Value>,
+    pub sealed_body: Option<Vec<u8>>,
     pub diff_id: Option<Uuid>,
 }
 
@@ -493,6 +504,10 @@ pub enum SealedField {
     EndpointHeaders,
     /// `baselines.sealed_body`.
     BaselineBody,
+    /// `checks.sealed_body`.
+    CheckBody,
+    /// `endpoints.sealed_request_body`.
+    EndpointRequestBody,
 }
 
 impl SealedField {
@@ -500,7 +515,9 @@ impl SealedField {
     pub const ALL: &'static [SealedField] = &[
         SealedField::EndpointAuth,
         SealedField::EndpointHeaders,
+        SealedField::EndpointRequestBody,
         SealedField::BaselineBody,
+        SealedField::CheckBody,
     ];
 
     /// `table.column`, the name the seal crate binds into the associated data.
@@ -509,6 +526,8 @@ impl SealedField {
             SealedField::EndpointAuth => "endpoints.sealed_auth",
             SealedField::EndpointHeaders => "endpoints.sealed_headers",
             SealedField::BaselineBody => "baselines.sealed_body",
+            SealedField::CheckBody => "checks.sealed_body",
+            SealedField::EndpointRequestBody => "endpoints.sealed_request_body",
         }
     }
 }

@@ -47,7 +47,7 @@ CREATE TABLE endpoints (
     auth_type         text        NOT NULL,
     sealed_auth       bytea,                   -- apidrift-seal blob, never clear text
     sealed_headers    bytea,                   -- apidrift-seal blob, never clear text
-    request_body      text,
+    sealed_request_body bytea,                 -- apidrift-seal blob
     content_type      text        NOT NULL,
     diff_mode         text        NOT NULL,
     timeout_ms        integer     NOT NULL,
@@ -97,6 +97,9 @@ CREATE TABLE checks (
     response_time integer,
     error_kind    text,
     error_message text,
+    content_type  text,
+    headers       jsonb,
+    sealed_body   bytea,                       -- apidrift-seal blob, kept for D12 promotion
     diff_id       uuid,                        -- the diff this check recorded, if any
     FOREIGN KEY (workspace_id, endpoint_id) REFERENCES endpoints (workspace_id, id) ON DELETE CASCADE
 );

@@ -46,7 +46,7 @@ CREATE TABLE endpoints (
     auth_type         TEXT    NOT NULL,
     sealed_auth       BLOB,
     sealed_headers    BLOB,
-    request_body      TEXT,
+    sealed_request_body BLOB,
     content_type      TEXT    NOT NULL,
     diff_mode         TEXT    NOT NULL,
     timeout_ms        INTEGER NOT NULL,
@@ -96,6 +96,9 @@ CREATE TABLE checks (
     response_time INTEGER,
     error_kind    TEXT,
     error_message TEXT,
+    content_type  TEXT,
+    headers       TEXT,
+    sealed_body   BLOB,
     diff_id       TEXT,
     FOREIGN KEY (workspace_id, endpoint_id) REFERENCES endpoints (workspace_id, id) ON DELETE CASCADE
 );

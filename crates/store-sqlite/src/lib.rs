@@ -1,0 +1,580 @@
+//! # apidrift-store-sqlite
+//!
+//! The SQLite adapter of [`apidrift_store::Store`]: one file on a laptop, the default database of
+//! `apidrift serve` (`sqlite://apidrift.db`).
+//!
+//! Public API: [`SqliteStore`] with [`SqliteStore::connect`] / [`SqliteStore::connect_with`]
+//! (accepting `sqlite://PATH`, `sqlite::memory:` or a plain path) and the [`Store`] impl;
+//! [`MIGRATIONS`], the embedded `migrations/sqlite` folder.
+//!
+//! How it works:
+//! * diesel with bundled libsqlite3 (≥ 3.35 for `RETURNING`), driven through diesel-async's
+//!   `SyncConnectionWrapper<SqliteConnection>` in a deadpool pool (default 4 connections). Each
+//!   operation runs as one closure on the blocking thread pool
+//!   (`SyncConnectionWrapper::spawn_blocking`), so async handlers never block.
+//! * Every pooled connection is set up with `busy_timeout` first (5 s), then `journal_mode=WAL`,
+//!   `foreign_keys=ON`, `synchronous=NORMAL`.
+//! * Writes run in `BEGIN IMMEDIATE` transactions: SQLite has one writer at a time, and taking the
+//!   write lock up front makes a second writer wait (busy timeout) instead of failing with
+//!   "database is locked" on a lock upgrade. Lists read in one deferred transaction so the page
+//!   and its total come from the same snapshot.
+//! * `sqlite::memory:`: every connection of a pool would open its own empty database, so a memory
+//!   store uses exactly one connection (requests queue on it). Tests use a temporary file.
+//! * uuids are stored as lower-case hyphenated TEXT, timestamps as INTEGER microseconds since the
+//!   Unix epoch (UTC), JSON as TEXT; all sort correctly.
+
+mod queries;
+mod rows;
+mod schema;
+
+use apidrift_model::{DiffDetail, DiffSummary, Health};
+use apidrift_store::{
+    AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
+    MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
+    PageRequest, QuotaOutcome, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    WorkspaceUpdate,
+};
+use async_trait::async_trait;
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel_async::pooled_connection::deadpool::Pool;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The embedded `migrations/sqlite` folder.
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT_MS: u32 = 5_000;
+/// Default pool size (SQLite has one writer at a time; readers share the WAL).
+const DEFAULT_POOL: usize = 4;
+
+type Conn = SyncConnectionWrapper<SqliteConnection>;
+
+/// The error inside a blocking closure: a store error, or a diesel error to map.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Db(#[from] diesel::result::Error),
+}
+
+pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn map_db(e: diesel::result::Error) -> StoreError {
+    use diesel::result::{DatabaseErrorKind, Error as D};
+    match e {
+        D::NotFound => StoreError::NotFound,
+        D::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
+            StoreError::Conflict(info.message().to_owned())
+        }
+        D::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => StoreError::NotFound,
+        other => StoreError::Database(other.to_string()),
+    }
+}
+
+impl From<Error> for StoreError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Store(s) => s,
+            Error::Db(d) => map_db(d),
+        }
+    }
+}
+
+/// Where a SQLite URL points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Memory,
+    File(String),
+}
+
+fn parse_target(url: &str) -> Result<Target, StoreError> {
+    let url = url.trim();
+    if url == "sqlite::memory:" || url == ":memory:" || url == "sqlite://:memory:" {
+        return Ok(Target::Memory);
+    }
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        return Err(StoreError::InvalidUrl(
+            "a PostgreSQL URL was given to the SQLite adapter".into(),
+        ));
+    }
+    let path = if let Some(rest) = url.strip_prefix("sqlite://") {
+        rest
+    } else if let Some(rest) = url.strip_prefix("sqlite:") {
+        rest
+    } else if url.contains("://") {
+        return Err(StoreError::InvalidUrl(
+            "expected sqlite://PATH, sqlite::memory: or a file path".into(),
+        ));
+    } else {
+        url
+    };
+    // `sqlite://x.db?mode=rwc`: connection options in the query are not used.
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() {
+        return Err(StoreError::InvalidUrl("the SQLite path is empty".into()));
+    }
+    Ok(Target::File(path.to_owned()))
+}
+
+fn setup_connection(path: &str) -> std::result::Result<SqliteConnection, diesel::ConnectionError> {
+    let mut conn = SqliteConnection::establish(path)?;
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
+         PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"
+    ))
+    .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+    Ok(conn)
+}
+
+/// The SQLite store. Cheap to clone (the pool is shared).
+#[derive(Clone)]
+pub struct SqliteStore {
+    pool: Pool<Conn>,
+    target: Target,
+}
+
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating the file if needed) and migrates the database at `url_or_path`:
+    /// `sqlite://PATH`, `sqlite::memory:` or a plain path.
+    pub async fn connect(url_or_path: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url_or_path, ConnectOptions::default()).await
+    }
+
+    /// [`SqliteStore::connect`] with options (skip migrations, pool size).
+    pub async fn connect_with(
+        url_or_path: &str,
+        options: ConnectOptions,
+    ) -> Result<Self, StoreError> {
+        let target = parse_target(url_or_path)?;
+        let (path, size) = match &target {
+            Target::Memory => (":memory:".to_owned(), 1),
+            Target::File(p) => (
+                p.clone(),
+                options.max_connections.unwrap_or(DEFAULT_POOL).max(1),
+            ),
+        };
+        let mut config = ManagerConfig::default();
+        config.custom_setup = Box::new(|url: &str| {
+            let url = url.to_owned();
+            Box::pin(async move {
+                let conn = tokio::task::spawn_blocking(move || setup_connection(&url))
+                    .await
+                    .map_err(|e| diesel::ConnectionError::BadConnection(e.to_string()))??;
+                Ok(SyncConnectionWrapper::new(conn))
+            })
+        });
+        let manager = AsyncDieselConnectionManager::<Conn>::new_with_config(path, config);
+        let pool = Pool::builder(manager)
+            .max_size(size)
+            .build()
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let store = SqliteStore { pool, target };
+        // Open one connection now so a bad path fails here, not at the first request.
+        store.ping().await?;
+        if options.migrate {
+            store.migrate().await?;
+        }
+        Ok(store)
+    }
+
+    /// Runs `f` on a pooled connection on the blocking thread pool.
+    async fn run<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
+    {
+        let mut conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let outcome = conn
+            .spawn_blocking(move |c| Ok(f(c)))
+            .await
+            .map_err(map_db)?;
+        outcome.map_err(StoreError::from)
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction (rolled back when it fails).
+    async fn write<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
+    {
+        self.run(move |c| c.immediate_transaction(f)).await
+    }
+
+    /// Runs `f` in a deferred (read) transaction: one snapshot for several statements.
+    async fn read<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
+    {
+        self.run(move |c| c.transaction(f)).await
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+
+    async fn migrate(&self) -> Result<MigrationReport, StoreError> {
+        self.run(|c| {
+            // One transaction around the whole run: a second process starting at the same time
+            // waits for the write lock, then finds nothing pending.
+            c.immediate_transaction(|c| {
+                let applied = c
+                    .run_pending_migrations(MIGRATIONS)
+                    .map_err(|e| Error::Store(StoreError::Migration(e.to_string())))?;
+                Ok(MigrationReport {
+                    applied: applied.iter().map(|v| v.to_string()).collect(),
+                })
+            })
+        })
+        .await
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.run(|c| Ok(c.batch_execute("SELECT 1")?)).await
+    }
+
+    async fn create_workspace(&self, new: NewWorkspace) -> Result<Workspace, StoreError> {
+        self.write(move |c| queries::create_workspace(c, &new))
+            .await
+    }
+
+    async fn get_workspace(&self, workspace_id: Uuid) -> Result<Option<Workspace>, StoreError> {
+        self.run(move |c| queries::get_workspace(c, workspace_id))
+            .await
+    }
+
+    async fn update_workspace(
+        &self,
+        workspace_id: Uuid,
+        update: WorkspaceUpdate,
+    ) -> Result<Workspace, StoreError> {
+        self.write(move |c| queries::update_workspace(c, workspace_id, &update))
+            .await
+    }
+
+    async fn count_workspaces(&self) -> Result<u64, StoreError> {
+        self.run(queries::count_workspaces).await
+    }
+
+    async fn consume_check_unit(
+        &self,
+        workspace_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<QuotaOutcome, StoreError> {
+        self.write(move |c| queries::consume_check_unit(c, workspace_id, now))
+            .await
+    }
+
+    async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {
+        self.run(move |c| queries::check_usage(c, workspace_id, at))
+            .await
+    }
+
+    async fn create_token(&self, new: NewToken) -> Result<StoredToken, StoreError> {
+        self.write(move |c| queries::create_token(c, &new)).await
+    }
+
+    async fn find_token_by_hash(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<StoredToken>, StoreError> {
+        let hash = token_hash.to_owned();
+        self.run(move |c| queries::find_token_by_hash(c, &hash))
+            .await
+    }
+
+    async fn get_token(
+        &self,
+        workspace_id: Uuid,
+        token_id: Uuid,
+    ) -> Result<Option<StoredToken>, StoreError> {
+        self.run(move |c| queries::get_token(c, Some(workspace_id), token_id))
+            .await
+    }
+
+    async fn list_tokens(&self, workspace_id: Uuid) -> Result<Vec<StoredToken>, StoreError> {
+        self.run(move |c| queries::list_tokens(c, workspace_id))
+            .await
+    }
+
+    async fn revoke_token(
+        &self,
+        workspace_id: Uuid,
+        token_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<StoredToken, StoreError> {
+        self.write(move |c| queries::revoke_token(c, Some(workspace_id), token_id, now))
+            .await
+    }
+
+    async fn revoke_token_by_id(
+        &self,
+        token_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<StoredToken, StoreError> {
+        self.write(move |c| queries::revoke_token(c, None, token_id, now))
+            .await
+    }
+
+    async fn touch_token(
+        &self,
+        workspace_id: Uuid,
+        token_id: Uuid,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        self.run(move |c| queries::touch_token(c, workspace_id, token_id, now))
+            .await
+    }
+
+    async fn create_endpoints(
+        &self,
+        workspace_id: Uuid,
+        rows: Vec<NewEndpointRow>,
+    ) -> Result<BulkCreated, StoreError> {
+        if rows.len() > apidrift_store::MAX_BULK_ENDPOINTS {
+            return Err(StoreError::InvalidInput(format!(
+                "at most {} endpoints per call",
+                apidrift_store::MAX_BULK_ENDPOINTS
+            )));
+        }
+        self.write(move |c| queries::create_endpoints(c, workspace_id, &rows))
+            .await
+    }
+
+    async fn get_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<StoredEndpoint>, StoreError> {
+        self.run(move |c| queries::get_endpoint(c, workspace_id, endpoint_id))
+            .await
+    }
+
+    async fn list_endpoints(
+        &self,
+        workspace_id: Uuid,
+        filter: &EndpointFilter,
+        page: PageRequest,
+    ) -> Result<Page<StoredEndpoint>, StoreError> {
+        let filter = filter.clone();
+        self.read(move |c| queries::list_endpoints(c, workspace_id, &filter, page))
+            .await
+    }
+
+    async fn count_endpoints(&self, workspace_id: Uuid) -> Result<u64, StoreError> {
+        self.run(move |c| queries::count_endpoints(c, workspace_id))
+            .await
+    }
+
+    async fn set_health(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        health: Health,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        self.write(move |c| queries::set_health(c, workspace_id, endpoint_id, health, now))
+            .await
+    }
+
+    async fn set_contract(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        contract: Option<ResponseContract>,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError> {
+        self.write(move |c| {
+            queries::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now)
+        })
+        .await
+    }
+
+    async fn record_baseline(
+        &self,
+        workspace_id: Uuid,
+        baseline: NewBaseline,
+        health: Option<Health>,
+    ) -> Result<StoredBaseline, StoreError> {
+        self.write(move |c| queries::record_baseline(c, workspace_id, &baseline, health))
+            .await
+    }
+
+    async fn active_baseline(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<StoredBaseline>, StoreError> {
+        self.run(move |c| queries::active_baseline(c, workspace_id, endpoint_id))
+            .await
+    }
+
+    async fn record_check(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+    ) -> Result<RecordedCheck, StoreError> {
+        self.write(move |c| queries::record_check(c, workspace_id, &check, diff.as_ref()))
+            .await
+    }
+
+    async fn get_check(
+        &self,
+        workspace_id: Uuid,
+        check_id: Uuid,
+    ) -> Result<Option<StoredCheck>, StoreError> {
+        self.run(move |c| queries::get_check(c, workspace_id, check_id))
+            .await
+    }
+
+    async fn latest_diff(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<DiffDetail>, StoreError> {
+        self.run(move |c| queries::latest_diff(c, workspace_id, endpoint_id))
+            .await
+    }
+
+    async fn list_diffs(
+        &self,
+        workspace_id: Uuid,
+        filter: &DiffFilter,
+        page: PageRequest,
+    ) -> Result<Page<DiffSummary>, StoreError> {
+        let filter = filter.clone();
+        self.read(move |c| queries::list_diffs(c, workspace_id, &filter, page))
+            .await
+    }
+
+    async fn get_diff(
+        &self,
+        workspace_id: Uuid,
+        diff_id: Uuid,
+    ) -> Result<Option<DiffDetail>, StoreError> {
+        self.run(move |c| queries::get_diff(c, workspace_id, diff_id))
+            .await
+    }
+
+    async fn accept_diff(
+        &self,
+        workspace_id: Uuid,
+        diff_id: Uuid,
+        baseline: Option<NewBaseline>,
+        now: OffsetDateTime,
+    ) -> Result<AcceptOutcome, StoreError> {
+        self.write(move |c| queries::accept_diff(c, workspace_id, diff_id, baseline.as_ref(), now))
+            .await
+    }
+
+    async fn sealed_values(
+        &self,
+        field: SealedField,
+        after: Option<Uuid>,
+        limit: u32,
+    ) -> Result<Vec<SealedValue>, StoreError> {
+        self.run(move |c| queries::sealed_values(c, field, after, limit))
+            .await
+    }
+
+    async fn replace_sealed_value(
+        &self,
+        field: SealedField,
+        workspace_id: Uuid,
+        row_id: Uuid,
+        old: &[u8],
+        new: &[u8],
+    ) -> Result<bool, StoreError> {
+        let (old, new) = (old.to_vec(), new.to_vec());
+        self.write(move |c| {
+            queries::replace_sealed_value(c, field, workspace_id, row_id, &old, &new)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_forms() {
+        assert_eq!(parse_target("sqlite::memory:").ok(), Some(Target::Memory));
+        assert_eq!(
+            parse_target("sqlite://apidrift.db").ok(),
+            Some(Target::File("apidrift.db".into()))
+        );
+        assert_eq!(
+            parse_target("sqlite:///var/lib/a.db").ok(),
+            Some(Target::File("/var/lib/a.db".into()))
+        );
+        assert_eq!(
+            parse_target("data/a.db").ok(),
+            Some(Target::File("data/a.db".into()))
+        );
+        assert!(matches!(
+            parse_target("postgres://x/y"),
+            Err(StoreError::InvalidUrl(_))
+        ));
+        assert!(matches!(
+            parse_target("mysql://x/y"),
+            Err(StoreError::InvalidUrl(_))
+        ));
+        assert!(matches!(
+            parse_target("sqlite://"),
+            Err(StoreError::InvalidUrl(_))
+        ));
+    }
+
+    #[test]
+    fn migration_folders_match_postgres() -> Result<(), Box<dyn std::error::Error>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+        let list = |backend: &str| -> std::io::Result<Vec<String>> {
+            let mut names = std::fs::read_dir(root.join(backend))?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect::<Vec<_>>();
+            names.sort();
+            Ok(names)
+        };
+        let sqlite = list("sqlite")?;
+        assert!(!sqlite.is_empty());
+        assert_eq!(sqlite, list("postgres")?);
+        for name in &sqlite {
+            for backend in ["sqlite", "postgres"] {
+                for file in ["up.sql", "down.sql"] {
+                    assert!(
+                        root.join(backend).join(name).join(file).is_file(),
+                        "{backend}/{name}/{file}"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! Diesel schema of `migrations/sqlite` (uuids TEXT, timestamps BIGINT microseconds, JSON TEXT).
+
+diesel::table! {
+    workspaces (id) {
+        id -> Text,
+        name -> Text,
+        plan -> Text,
+        endpoint_limit -> Nullable<Integer>,
+        check_quota -> Nullable<Integer>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    check_usage (workspace_id, month) {
+        workspace_id -> Text,
+        month -> Text,
+        used -> BigInt,
+    }
+}
+
+diesel::table! {
+    tokens (id) {
+        id -> Text,
+        workspace_id -> Text,
+        name -> Text,
+        token_hash -> Text,
+        hint -> Text,
+        scopes -> Text,
+        role -> Text,
+        created_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        revoked_at -> Nullable<BigInt>,
+        last_used_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    endpoints (id) {
+        id -> Text,
+        workspace_id -> Text,
+        name -> Text,
+        url -> Text,
+        method -> Text,
+        environment -> Text,
+        description -> Nullable<Text>,
+        tags -> Text,
+        health -> Text,
+        auth_type -> Text,
+        sealed_auth -> Nullable<Binary>,
+        sealed_headers -> Nullable<Binary>,
+        sealed_request_body -> Nullable<Binary>,
+        content_type -> Text,
+        diff_mode -> Text,
+        timeout_ms -> Integer,
+        schedule -> Nullable<Text>,
+        ignore_paths -> Text,
+        follow_redirects -> Bool,
+        response_contract -> Nullable<Text>,
+        baseline_version -> Nullable<Integer>,
+        last_checked_at -> Nullable<BigInt>,
+        response_time -> Nullable<Integer>,
+        breaking_count -> Integer,
+        warning_count -> Integer,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    baselines (id) {
+        id -> Text,
+        workspace_id -> Text,
+        endpoint_id -> Text,
+        version -> Integer,
+        status -> Integer,
+        content_type -> Nullable<Text>,
+        headers -> Text,
+        sealed_body -> Binary,
+        shape -> Text,
+        captured_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    checks (id) {
+        id -> Text,
+        workspace_id -> Text,
+        endpoint_id -> Text,
+        started_at -> BigInt,
+        finished_at -> BigInt,
+        http_status -> Nullable<Integer>,
+        response_time -> Nullable<Integer>,
+        error_kind -> Nullable<Text>,
+        error_message -> Nullable<Text>,
+        content_type -> Nullable<Text>,
+        headers -> Nullable<Text>,
+        sealed_body -> Nullable<Binary>,
+        diff_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    diffs (id) {
+        id -> Text,
+        workspace_id -> Text,
+        endpoint_id -> Text,
+        check_id -> Text,
+        baseline_id -> Nullable<Text>,
+        created_at -> BigInt,
+        accepted -> Bool,
+        breaking_count -> Integer,
+        warning_count -> Integer,
+        info_count -> Integer,
+        change_count -> Integer,
+        changes -> Text,
+        summary -> Nullable<Text>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    workspaces,
+    check_usage,
+    tokens,
+    endpoints,
+    baselines,
+    checks,
+    diffs,
+);

@@ -1,0 +1,145 @@
+//! The conformance suite on SQLite (a temporary database file per test), plus the SQLite-only
+//! tests: migrations from an empty file, URL forms, `:memory:`, concurrent stores on one file,
+//! and the raw-dump canary.
+
+use apidrift_seal::{Binding, Field, KeyRing, SecretKey};
+use apidrift_store::testkit::{self, TestResult};
+use apidrift_store::{ConnectOptions, SealedField, Store, StoreError};
+use apidrift_store_sqlite::SqliteStore;
+use std::sync::Arc;
+use tempfile::TempDir;
+use uuid::Uuid;
+
+fn seal_field(field: SealedField) -> Field {
+    match field {
+        SealedField::EndpointAuth => Field::EndpointAuth,
+        SealedField::EndpointHeaders => Field::EndpointHeaders,
+        SealedField::EndpointRequestBody => Field::EndpointRequestBody,
+        SealedField::BaselineBody => Field::BaselineBody,
+        _ => Field::CheckBody,
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn setup() -> Result<Option<(Arc<dyn Store>, TempDir)>, BoxError> {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("apidrift.db").display());
+    let store = SqliteStore::connect(&url).await?;
+    Ok(Some((Arc::new(store), dir)))
+}
+
+async fn teardown(dir: TempDir) -> Result<(), BoxError> {
+    dir.close()?;
+    Ok(())
+}
+
+apidrift_store::conformance_suite!(setup = setup, teardown = teardown);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_run_up_from_empty() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("fresh.db");
+    let options = ConnectOptions {
+        migrate: false,
+        ..ConnectOptions::default()
+    };
+    let store = SqliteStore::connect_with(path.to_str().unwrap_or_default(), options).await?;
+    // Nothing applied yet: the tables do not exist.
+    assert!(store.count_workspaces().await.is_err());
+    let report = store.migrate().await?;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+    let expected = std::fs::read_dir(root)?
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+        .count();
+    assert_eq!(report.applied.len(), expected);
+    assert_eq!(store.count_workspaces().await?, 0);
+    assert!(store.migrate().await?.applied.is_empty());
+    // A second store on the same file finds nothing to do.
+    let again = SqliteStore::connect(&format!("sqlite://{}", path.display())).await?;
+    assert!(again.migrate().await?.applied.is_empty());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_url_uses_one_database() -> TestResult {
+    let store = SqliteStore::connect("sqlite::memory:").await?;
+    let ws = testkit::workspace(&store, "mem", None, None).await?;
+    // Several concurrent calls all see the same (single) in-memory database.
+    let (a, b, c) = tokio::join!(
+        store.get_workspace(ws.id),
+        store.get_workspace(ws.id),
+        store.count_workspaces()
+    );
+    assert!(a?.is_some() && b?.is_some());
+    assert_eq!(c?, 1);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_urls_fail_clearly() -> TestResult {
+    let err = SqliteStore::connect("postgres://localhost/db").await.err();
+    assert!(matches!(err, Some(StoreError::InvalidUrl(_))), "{err:?}");
+    let err = SqliteStore::connect("sqlite:///nonexistent-dir-apidrift/x/y.db")
+        .await
+        .err();
+    assert!(matches!(err, Some(StoreError::Unavailable(_))), "{err:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_worth_of_writers_share_one_file() -> TestResult {
+    // Two independent stores (separate pools, as two processes would have) write at once.
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("shared.db").display());
+    let first: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await?);
+    let second: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await?);
+    let ws = testkit::workspace(&*first, "shared", None, None).await?;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (n, store) in [first.clone(), second.clone()].into_iter().enumerate() {
+        tasks.spawn(async move {
+            for i in 0..40i64 {
+                let row = testkit::plain_endpoint(&format!("s{n}-{i}"), testkit::at(i));
+                store.create_endpoints(ws.id, vec![row]).await?;
+            }
+            Ok::<(), StoreError>(())
+        });
+    }
+    while let Some(joined) = tasks.join_next().await {
+        joined??;
+    }
+    assert_eq!(second.count_endpoints(ws.id).await?, 80);
+    Ok(())
+}
+
+/// Reads every byte SQLite wrote (main file and WAL) for the canary test.
+fn raw_dump(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        all.extend(std::fs::read(entry?.path())?);
+    }
+    Ok(all)
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_dump_holds_no_canary_secret() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("canary.db").display());
+    let store = SqliteStore::connect(&url).await?;
+    let canary = testkit::Canary::new();
+    let ring = KeyRing::new(SecretKey::generate()?, vec![])?;
+    let seal = |plain: &[u8], ws: Uuid, row: Uuid, field: SealedField| {
+        let binding = Binding::new(ws.into_bytes(), row.into_bytes(), seal_field(field));
+        ring.seal(plain, &binding).unwrap_or_default()
+    };
+    let hash = apidrift_seal::token::hash;
+    let token_hash = canary.write(&store, &seal, &hash).await?;
+    drop(store);
+    let dump = raw_dump(dir.path())?;
+    canary.assert_dump(&token_hash, |needle| contains(&dump, needle))?;
+    Ok(())
+}
