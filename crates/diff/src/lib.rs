@@ -36,6 +36,7 @@
 //! [`ParseError`]), never a stack overflow. Arrays are paired through one hash map per array, object
 //! members in lockstep or through a map, so time is linear in the size of the documents.
 
+pub mod contract;
 mod engine;
 mod node;
 mod number;
