@@ -8,6 +8,8 @@
 //! `validate`) use 1 for "a change reached the threshold".
 
 mod cmd;
+mod config;
+mod db;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -16,6 +18,9 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "apidrift", version, about, propagate_version = true)]
 struct Cli {
+    #[command(flatten)]
+    global: config::GlobalArgs,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -24,12 +29,30 @@ struct Cli {
 enum Command {
     /// Print a fresh ENDPOINT_SECRET_KEY value (32 random bytes, standard base64) on one line.
     Keygen,
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Create or change workspaces (plan, endpoint limit, check quota).
+    #[command(subcommand)]
+    Workspace(cmd::workspace::WorkspaceCommand),
+    /// Create, list and revoke API tokens.
+    #[command(subcommand)]
+    Token(cmd::token::TokenCommand),
+    /// Sealing-key maintenance: `keys rotate` re-seals stored secrets under the current key.
+    #[command(subcommand)]
+    Keys(cmd::keys::KeysCommand),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(&e),
+    };
     let result = match cli.command {
         Command::Keygen => cmd::keygen::run(),
+        Command::Migrate => cmd::migrate::run(&cli.global),
+        Command::Workspace(c) => cmd::workspace::run(&cli.global, c),
+        Command::Token(c) => cmd::token::run(&cli.global, c),
+        Command::Keys(c) => cmd::keys::run(&cli.global, c),
     };
     match result {
         Ok(code) => code,
@@ -38,4 +61,32 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Bad arguments: one line on stderr and exit 2 (D3). `--help`, `--version` and a bare `apidrift`
+/// keep clap's full output.
+fn usage_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if !e.use_stderr() || e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        e.exit();
+    }
+    // clap's first paragraph, on one line (it lists missing arguments on indented lines).
+    let text = e.to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let line = first.join(" ");
+    let line = line.trim_start_matches("error: ");
+    eprintln!(
+        "apidrift: {}",
+        if line.is_empty() {
+            "invalid arguments"
+        } else {
+            line
+        }
+    );
+    ExitCode::from(2)
 }

@@ -1,3 +1,4 @@
 //! End-to-end tests: each drives the real `apidrift` binary.
 
+mod admin_cli;
 mod cli;

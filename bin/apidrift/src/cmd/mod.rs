@@ -1,6 +1,10 @@
 //! One module per subcommand. Each exposes `run(...) -> Result<ExitCode, CliError>`.
 
 pub mod keygen;
+pub mod keys;
+pub mod migrate;
+pub mod token;
+pub mod workspace;
 
 /// A failure a user caused or can act on: printed as one line, exit code 2.
 #[derive(Debug)]
@@ -10,4 +14,14 @@ impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+impl std::error::Error for CliError {}
+
+/// Prints one JSON document on stdout (the admin commands' output, D3).
+pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string(value)
+        .map_err(|e| CliError(format!("cannot encode the output: {e}")))?;
+    println!("{text}");
+    Ok(())
 }

@@ -1,0 +1,361 @@
+//! Configuration (decision D2), layered with the `config` crate, lowest first:
+//!
+//! 1. built-in defaults (`server.bind = 127.0.0.1:3000`, `database_url = sqlite://apidrift.db`);
+//! 2. the TOML file named by `--config FILE` (or `APIDRIFT_CONFIG`), when given;
+//! 3. the environment: `APIDRIFT_<KEY>` for top-level keys and `APIDRIFT_<SECTION>__<KEY>` for the
+//!    rest (e.g. `APIDRIFT_SERVER__BIND`, `APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.0/8,10.0.0.0/8`),
+//!    then the well-known names `DATABASE_URL`, `ENDPOINT_SECRET_KEY` and
+//!    `ENDPOINT_SECRET_KEY_PREVIOUS`, which win over their `APIDRIFT_` spellings;
+//! 4. flags: `--database-url` (every command) and `--bind` (`serve`).
+//!
+//! The environment is passed in as a map so tests never touch the process environment.
+//! `docs/configuration.md` lists every key.
+
+use crate::cmd::CliError;
+use apidrift_model::SecretString;
+use apidrift_seal::{KeyRing, SecretKey};
+use config::{Config, Environment, File, FileFormat};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Default listen address (D2).
+pub const DEFAULT_BIND: &str = "127.0.0.1:3000";
+/// Default database (D2).
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://apidrift.db";
+/// Name of the key file created beside the SQLite database on first start (D2).
+pub const KEY_FILE_NAME: &str = "apidrift.key";
+
+/// Environment variables holding comma-separated lists, with the key each one sets. They are
+/// split here rather than by `config`'s `try_parsing`, which would also turn numeric-looking
+/// strings into numbers.
+const LIST_VARIABLES: &[(&str, &str)] =
+    &[("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "outbound.allow_cidrs")];
+
+/// Flags every command accepts (`global = true`), D3.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GlobalArgs {
+    /// Database URL: postgres://…, postgresql://…, sqlite://PATH, sqlite::memory: or a file
+    /// path. Overrides DATABASE_URL and the configuration file.
+    #[arg(long, global = true, value_name = "URL")]
+    pub database_url: Option<String>,
+
+    /// Configuration file (TOML). Values in it are overridden by the environment and flags.
+    #[arg(long, global = true, value_name = "FILE", env = "APIDRIFT_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// Flag values that override every other layer.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub database_url: Option<String>,
+    pub bind: Option<String>,
+}
+
+/// The resolved configuration. Secret values are [`SecretString`]s: they print `***`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Settings {
+    /// Which database to use (`DATABASE_URL`).
+    pub database_url: String,
+    /// The active sealing key (`ENDPOINT_SECRET_KEY`): 32 bytes as standard base64 or 64 hex.
+    #[serde(default)]
+    pub secret_key: Option<SecretString>,
+    /// Previous keys, comma separated, that still open older values
+    /// (`ENDPOINT_SECRET_KEY_PREVIOUS`).
+    #[serde(default)]
+    pub secret_key_previous: Option<SecretString>,
+    /// A file holding the active key on one line (`APIDRIFT_SECRET_KEY_FILE`). Without it, and
+    /// without `secret_key`, the key file beside a SQLite database is used when it exists.
+    #[serde(default)]
+    pub secret_key_file: Option<PathBuf>,
+    #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
+    pub server: ServerSettings,
+    #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
+    #[serde(default)]
+    pub outbound: OutboundSettings,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ServerSettings {
+    /// Listen address (`APIDRIFT_SERVER__BIND`, `--bind`).
+    #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
+    pub bind: String,
+}
+
+/// `[outbound]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct OutboundSettings {
+    /// Address ranges outbound requests may reach despite the SSRF rules (D14), e.g.
+    /// `127.0.0.0/8` (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, comma separated).
+    #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
+    #[serde(default)]
+    pub allow_cidrs: Vec<String>,
+}
+
+fn config_error(e: config::ConfigError) -> CliError {
+    CliError(format!("configuration: {e}"))
+}
+
+/// Builds the settings from the layers above. `env` is the process environment (or a test's).
+pub fn load(
+    file: Option<&Path>,
+    env: &HashMap<String, String>,
+    overrides: &Overrides,
+) -> Result<Settings, CliError> {
+    let mut builder = Config::builder()
+        .set_default("database_url", DEFAULT_DATABASE_URL)
+        .and_then(|b| b.set_default("server.bind", DEFAULT_BIND))
+        .map_err(config_error)?;
+    if let Some(path) = file {
+        if !path.is_file() {
+            return Err(CliError(format!(
+                "configuration file {} not found",
+                path.display()
+            )));
+        }
+        builder = builder.add_source(File::from(path).format(FileFormat::Toml).required(true));
+    }
+    let apidrift_env: config::Map<String, String> = env
+        .iter()
+        .filter(|(k, _)| {
+            k.starts_with("APIDRIFT_")
+                && k.as_str() != "APIDRIFT_CONFIG"
+                && LIST_VARIABLES.iter().all(|(name, _)| name != k)
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    builder = builder.add_source(
+        Environment::with_prefix("APIDRIFT")
+            .prefix_separator("_")
+            .separator("__")
+            .ignore_empty(true)
+            .source(Some(apidrift_env)),
+    );
+    for (name, key) in LIST_VARIABLES {
+        let items = env.get(*name).filter(|v| !v.trim().is_empty()).map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .map(String::from)
+                .collect()
+        });
+        builder = builder
+            .set_override_option::<_, Vec<String>>(*key, items)
+            .map_err(config_error)?;
+    }
+    let well_known = |name: &str| env.get(name).filter(|v| !v.trim().is_empty()).cloned();
+    builder = builder
+        .set_override_option("database_url", well_known("DATABASE_URL"))
+        .and_then(|b| b.set_override_option("secret_key", well_known("ENDPOINT_SECRET_KEY")))
+        .and_then(|b| {
+            b.set_override_option(
+                "secret_key_previous",
+                well_known("ENDPOINT_SECRET_KEY_PREVIOUS"),
+            )
+        })
+        .and_then(|b| b.set_override_option("database_url", overrides.database_url.clone()))
+        .and_then(|b| b.set_override_option("server.bind", overrides.bind.clone()))
+        .map_err(config_error)?;
+    let settings: Settings = builder
+        .build()
+        .and_then(Config::try_deserialize)
+        .map_err(config_error)?;
+    if settings.database_url.trim().is_empty() {
+        return Err(CliError("database URL is empty".into()));
+    }
+    Ok(settings)
+}
+
+/// [`load`] with the process environment and the global flags.
+pub fn load_from_process(global: &GlobalArgs) -> Result<Settings, CliError> {
+    let env: HashMap<String, String> = std::env::vars().collect();
+    let overrides = Overrides {
+        database_url: global.database_url.clone(),
+        bind: None,
+    };
+    load(global.config.as_deref(), &env, &overrides)
+}
+
+impl Settings {
+    /// Where the key file is: `secret_key_file` when configured, else `apidrift.key` beside a
+    /// SQLite database file (where the first start creates it, D2); `None` for PostgreSQL and
+    /// in-memory SQLite without a configured file.
+    pub fn key_file_path(&self) -> Option<PathBuf> {
+        if let Some(path) = &self.secret_key_file {
+            return Some(path.clone());
+        }
+        let db = crate::db::sqlite_file(&self.database_url)?;
+        Some(db.parent().unwrap_or(Path::new("")).join(KEY_FILE_NAME))
+    }
+
+    /// The key ring: the active key from `secret_key`, else from the key file; previous keys
+    /// from `secret_key_previous`. `Ok(None)` when no key is configured and the default key
+    /// file does not exist; an error when a configured key or file is unusable.
+    pub fn key_ring(&self) -> Result<Option<KeyRing>, CliError> {
+        let seal_err = |e: apidrift_seal::SealError| CliError(e.to_string());
+        let active = if let Some(text) = &self.secret_key {
+            SecretKey::parse(text.expose(), "ENDPOINT_SECRET_KEY").map_err(seal_err)?
+        } else if let Some(path) = self.key_file_path() {
+            if self.secret_key_file.is_none() && !path.exists() {
+                return Ok(None);
+            }
+            SecretKey::read_file(&path).map_err(seal_err)?
+        } else {
+            return Ok(None);
+        };
+        let previous = match &self.secret_key_previous {
+            Some(list) => SecretKey::parse_list(list.expose(), "ENDPOINT_SECRET_KEY_PREVIOUS")
+                .map_err(seal_err)?,
+            None => Vec::new(),
+        };
+        KeyRing::new(active, previous).map(Some).map_err(seal_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    type TestResult = Result<(), Box<dyn Error>>;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults() -> TestResult {
+        let s = load(None, &env(&[]), &Overrides::default())?;
+        assert_eq!(s.database_url, "sqlite://apidrift.db");
+        assert_eq!(s.server.bind, "127.0.0.1:3000");
+        assert!(s.secret_key.is_none() && s.secret_key_file.is_none());
+        assert!(s.outbound.allow_cidrs.is_empty());
+        assert_eq!(s.key_file_path(), Some(PathBuf::from("apidrift.key")));
+        Ok(())
+    }
+
+    #[test]
+    fn layers_override_in_order() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        std::fs::write(
+            &file,
+            "database_url = \"sqlite://from-file.db\"\n\
+             [server]\nbind = \"0.0.0.0:1111\"\n\
+             [outbound]\nallow_cidrs = [\"10.0.0.0/8\"]\n",
+        )?;
+        let s = load(Some(&file), &env(&[]), &Overrides::default())?;
+        assert_eq!(s.database_url, "sqlite://from-file.db");
+        assert_eq!(s.server.bind, "0.0.0.0:1111");
+        assert_eq!(s.outbound.allow_cidrs, vec!["10.0.0.0/8"]);
+
+        let e = env(&[
+            ("APIDRIFT_SERVER__BIND", "0.0.0.0:2222"),
+            ("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8, 10.0.0.0/8"),
+            ("APIDRIFT_SECRET_KEY_FILE", "1234"),
+            ("APIDRIFT_DATABASE_URL", "sqlite://apidrift-env.db"),
+        ]);
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        assert_eq!(s.server.bind, "0.0.0.0:2222");
+        assert_eq!(s.outbound.allow_cidrs, vec!["127.0.0.0/8", "10.0.0.0/8"]);
+        assert_eq!(s.database_url, "sqlite://apidrift-env.db");
+        assert_eq!(
+            s.secret_key_file,
+            Some(PathBuf::from("1234")),
+            "numeric text stays text"
+        );
+
+        let mut e = e;
+        e.insert("DATABASE_URL".into(), "postgres://db/x".into());
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        assert_eq!(
+            s.database_url, "postgres://db/x",
+            "DATABASE_URL beats APIDRIFT_DATABASE_URL"
+        );
+
+        let flags = Overrides {
+            database_url: Some("sqlite://flag.db".into()),
+            bind: Some("127.0.0.1:3333".into()),
+        };
+        let s = load(Some(&file), &e, &flags)?;
+        assert_eq!(s.database_url, "sqlite://flag.db");
+        assert_eq!(s.server.bind, "127.0.0.1:3333");
+        Ok(())
+    }
+
+    #[test]
+    fn missing_or_malformed_file_is_an_error() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let missing = dir.path().join("nope.toml");
+        let err = load(Some(&missing), &env(&[]), &Overrides::default()).err();
+        assert!(err.is_some_and(|e| e.0.contains("nope.toml") && e.0.contains("not found")));
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "server = [\n")?;
+        assert!(load(Some(&bad), &env(&[]), &Overrides::default()).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_and_never_print() -> TestResult {
+        let key = SecretKey::generate()?;
+        let old = SecretKey::generate()?;
+        let e = env(&[
+            ("ENDPOINT_SECRET_KEY", key.to_base64().as_str()),
+            ("ENDPOINT_SECRET_KEY_PREVIOUS", old.to_base64().as_str()),
+        ]);
+        let s = load(None, &e, &Overrides::default())?;
+        let printed = format!("{s:?}");
+        assert!(!printed.contains(key.to_base64().as_str()) && printed.contains("***"));
+        let ring = s.key_ring()?.ok_or("no key ring")?;
+        assert_eq!(ring.key_ids(), vec![key.id(), old.id()]);
+
+        // An empty variable counts as unset.
+        let s = load(
+            None,
+            &env(&[("ENDPOINT_SECRET_KEY", "")]),
+            &Overrides::default(),
+        )?;
+        assert!(s.secret_key.is_none());
+
+        let e = env(&[("ENDPOINT_SECRET_KEY", "CANARY-short")]);
+        let err = load(None, &e, &Overrides::default())?
+            .key_ring()
+            .err()
+            .ok_or("accepted")?;
+        assert!(err.0.starts_with("ENDPOINT_SECRET_KEY: ") && !err.0.contains("CANARY"));
+        Ok(())
+    }
+
+    #[test]
+    fn key_file_beside_the_sqlite_database() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let db = dir.path().join("data.db");
+        let url = format!("sqlite://{}", db.display());
+        let flags = Overrides {
+            database_url: Some(url),
+            bind: None,
+        };
+        let s = load(None, &env(&[]), &flags)?;
+        let path = s.key_file_path().ok_or("no key file path")?;
+        assert_eq!(path, dir.path().join("apidrift.key"));
+        assert!(
+            s.key_ring()?.is_none(),
+            "missing default key file means no key"
+        );
+        let key = apidrift_seal::create_key_file(&path)?;
+        assert_eq!(s.key_ring()?.map(|r| r.active_id()), Some(key.id()));
+
+        // A configured key file that is missing is an error, not "no key".
+        let e = env(&[("APIDRIFT_SECRET_KEY_FILE", "/nonexistent/apidrift.key")]);
+        let s = load(None, &e, &Overrides::default())?;
+        assert!(s.key_ring().is_err());
+        // PostgreSQL has no default key file.
+        let e = env(&[("DATABASE_URL", "postgres://localhost/db")]);
+        assert_eq!(load(None, &e, &Overrides::default())?.key_file_path(), None);
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! Opening the store named by the database URL (D2). This is the only place in the workspace that
+//! names a concrete adapter.
+//!
+//! * `postgres://…` or `postgresql://…` → PostgreSQL;
+//! * `sqlite://PATH`, `sqlite:PATH`, `sqlite::memory:` or a plain file path → SQLite;
+//! * any other `scheme://` is an error, never a silent SQLite fallback.
+
+use crate::cmd::CliError;
+use crate::config::Settings;
+use apidrift_store::{ConnectOptions, Store};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Which adapter a database URL selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// Picks the adapter for `url`, or explains why the URL is not one we accept.
+pub fn backend_for(url: &str) -> Result<Backend, CliError> {
+    let url = url.trim();
+    if url.is_empty() {
+        return Err(CliError("database URL is empty".into()));
+    }
+    if let Some((scheme, _)) = url.split_once("://") {
+        let is_scheme = scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+        if is_scheme {
+            return match scheme.to_ascii_lowercase().as_str() {
+                "postgres" | "postgresql" => Ok(Backend::Postgres),
+                "sqlite" => Ok(Backend::Sqlite),
+                other => Err(CliError(format!(
+                    "unsupported database URL scheme `{other}`: use postgres://, postgresql://, \
+                     sqlite://PATH, sqlite::memory: or a file path"
+                ))),
+            };
+        }
+    }
+    Ok(Backend::Sqlite)
+}
+
+/// The database file of a SQLite URL or path; `None` for PostgreSQL and `sqlite::memory:`.
+pub fn sqlite_file(url: &str) -> Option<PathBuf> {
+    if backend_for(url).ok()? != Backend::Sqlite {
+        return None;
+    }
+    let url = url.trim();
+    let path = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = path.split('?').next().unwrap_or(path);
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    Some(PathBuf::from(path))
+}
+
+/// Connects to the configured database. `migrate` applies pending migrations while connecting.
+pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, CliError> {
+    let url = settings.database_url.trim();
+    let options = ConnectOptions {
+        migrate,
+        ..ConnectOptions::default()
+    };
+    let store: Arc<dyn Store> = match backend_for(url)? {
+        Backend::Postgres => {
+            return Err(CliError(
+                "this build has no PostgreSQL adapter yet (apidrift-store-postgres)".into(),
+            ));
+        }
+        Backend::Sqlite => Arc::new(
+            apidrift_store_sqlite::SqliteStore::connect_with(url, options)
+                .await
+                .map_err(store_error)?,
+        ),
+    };
+    Ok(store)
+}
+
+/// A store failure as a one-line CLI error.
+pub fn store_error(e: apidrift_store::StoreError) -> CliError {
+    CliError(e.to_string())
+}
+
+/// Runs an admin command's async body on a single-threaded runtime.
+pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError(format!("cannot start the async runtime: {e}")))?;
+    Ok(runtime.block_on(future))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_pick_the_adapter() {
+        let backend = |u: &str| backend_for(u).ok();
+        assert_eq!(backend("postgres://u@h/db"), Some(Backend::Postgres));
+        assert_eq!(
+            backend("postgresql://u@h:5432/db?sslmode=disable"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(backend("POSTGRES://h/db"), Some(Backend::Postgres));
+        assert_eq!(backend("sqlite://apidrift.db"), Some(Backend::Sqlite));
+        assert_eq!(
+            backend("sqlite:///var/lib/apidrift.db"),
+            Some(Backend::Sqlite)
+        );
+        assert_eq!(backend("sqlite::memory:"), Some(Backend::Sqlite));
+        assert_eq!(backend("./data/apidrift.db"), Some(Backend::Sqlite));
+        assert_eq!(backend("/tmp/x.db"), Some(Backend::Sqlite));
+        assert_eq!(backend("apidrift.db"), Some(Backend::Sqlite));
+    }
+
+    #[test]
+    fn other_schemes_are_errors_not_sqlite() {
+        for url in [
+            "mysql://h/db",
+            "http://h/db",
+            "postgre://h/db",
+            "file:///tmp/x.db",
+            " ",
+            "",
+        ] {
+            assert!(backend_for(url).is_err(), "{url:?} accepted");
+        }
+        let msg = backend_for("mysql://root@h/db")
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default();
+        assert!(msg.contains("`mysql`") && !msg.contains("root"), "{msg}");
+    }
+
+    #[test]
+    fn sqlite_files() {
+        assert_eq!(
+            sqlite_file("sqlite://apidrift.db"),
+            Some(PathBuf::from("apidrift.db"))
+        );
+        assert_eq!(
+            sqlite_file("sqlite:///var/a.db"),
+            Some(PathBuf::from("/var/a.db"))
+        );
+        assert_eq!(
+            sqlite_file("sqlite:data/a.db?mode=rwc"),
+            Some(PathBuf::from("data/a.db"))
+        );
+        assert_eq!(sqlite_file("plain.db"), Some(PathBuf::from("plain.db")));
+        assert_eq!(sqlite_file("sqlite::memory:"), None);
+        assert_eq!(sqlite_file("postgres://h/db"), None);
+    }
+}
