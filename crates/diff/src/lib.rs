@@ -48,7 +48,7 @@ mod rules;
 mod shape;
 mod snapshot;
 
-pub use apidrift_model::DiffMode;
+pub use apidrift_model::{ChangeType, DiffChange, DiffMode, Severity};
 pub use engine::{is_json_media_type, media_type};
 pub use node::{Json, JsonNode, JsonType, Num, type_name, type_of};
 pub use parse::{MAX_DEPTH, ParseError, parse};

@@ -1,0 +1,198 @@
+//! Properties of the engine (issue 3): `diff(x, x)` is empty in both modes; arbitrary pairs never
+//! panic; permuting a keyed array changes nothing in full mode; every change's path resolves in
+//! the baseline (removed) or the current document (added); counts equal the tallies; ids are
+//! stable and independent of object key order.
+
+use apidrift_diff::{
+    ChangeType, DiffMode, Json, Options, PatternSeg, Report, Severity, diff_bodies, parse,
+    parse_segments,
+};
+use proptest::prelude::*;
+use std::borrow::Cow;
+
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "42",
+    "1.0",
+    "1.5",
+    "1e3",
+    "1000.0",
+    "123456789012345678901234567890",
+    "-0.25",
+];
+const STRINGS: &[&str] = &["", "a", "b", "42", "a b", "é", "x.y"];
+const KEYS: &[&str] = &["id", "name", "a", "b", "c", "x y", "é", "slug"];
+
+fn leaf() -> impl Strategy<Value = Json<'static>> {
+    prop_oneof![
+        Just(Json::Null),
+        any::<bool>().prop_map(Json::Bool),
+        prop::sample::select(NUMBERS).prop_map(Json::Number),
+        prop::sample::select(STRINGS).prop_map(|s| Json::String(Cow::Borrowed(s))),
+    ]
+}
+
+fn dedup(members: Vec<(&'static str, Json<'static>)>) -> Json<'static> {
+    let mut out: Vec<(Cow<'static, str>, Json<'static>)> = Vec::new();
+    for (k, v) in members {
+        if !out.iter().any(|(e, _)| e == k) {
+            out.push((Cow::Borrowed(k), v));
+        }
+    }
+    Json::Object(out)
+}
+
+fn json() -> impl Strategy<Value = Json<'static>> {
+    leaf().prop_recursive(5, 48, 5, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..5).prop_map(dedup),
+        ]
+    })
+}
+
+fn modes() -> [Options; 2] {
+    [
+        Options::with_mode(DiffMode::Full),
+        Options::with_mode(DiffMode::Schema),
+    ]
+}
+
+/// Resolves a full-mode change path in a document.
+fn resolve<'a>(doc: &'a Json<'a>, path: &str) -> Option<&'a Json<'a>> {
+    let segs = parse_segments(path.strip_prefix('$')?).ok()?;
+    let mut at = doc;
+    for seg in segs {
+        at = match (seg, at) {
+            (PatternSeg::Key(k), Json::Object(m)) => &m.iter().find(|(name, _)| *name == k)?.1,
+            (PatternSeg::Index(i), Json::Array(items)) => items.get(i)?,
+            (PatternSeg::Ident { key, value }, Json::Array(items)) => {
+                items.iter().find(|item| {
+                    let Json::Object(m) = item else { return false };
+                    m.iter().any(|(k, v)| {
+                        *k == key
+                            && match v {
+                                Json::String(s) => *s == value,
+                                Json::Number(n) => *n == value,
+                                _ => false,
+                            }
+                    })
+                })?
+            }
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+fn reversed(doc: &Json<'static>) -> Json<'static> {
+    match doc {
+        Json::Array(items) => Json::Array(items.iter().map(reversed).collect()),
+        Json::Object(m) => Json::Object(
+            m.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn tally(report: &Report) -> (u32, u32, u32, u32) {
+    let n = |s| report.changes.iter().filter(|c| c.severity == s).count() as u32;
+    (
+        n(Severity::Breaking),
+        n(Severity::Warning),
+        n(Severity::Info),
+        report.changes.len() as u32,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+
+    #[test]
+    fn diff_with_itself_is_empty(x in json()) {
+        for options in modes() {
+            let report = diff_bodies(&x, &x, &options);
+            prop_assert_eq!(report.map(|r| r.changes.len()), Ok(0));
+            let value = x.to_value();
+            let report = diff_bodies(&value, &value, &options);
+            prop_assert_eq!(report.map(|r| r.changes.len()), Ok(0));
+        }
+    }
+
+    #[test]
+    fn arbitrary_pairs_give_consistent_reports(x in json(), y in json()) {
+        for options in modes() {
+            let report = diff_bodies(&x, &y, &options);
+            prop_assert!(report.is_ok());
+            let report = report.unwrap_or_default();
+            // Counts equal the tallies.
+            let c = report.counts;
+            prop_assert_eq!((c.breaking_count, c.warning_count, c.info_count, c.change_count), tally(&report));
+            // The D16 JSON parses and carries the same counts.
+            let out: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap_or_default();
+            prop_assert_eq!(out["changeCount"].as_u64(), Some(u64::from(c.change_count)));
+            for change in &report.changes {
+                prop_assert_eq!(&change.id, &apidrift_diff::change_id(&change.path, change.change_type));
+                if options.mode == DiffMode::Full {
+                    let in_old = resolve(&x, &change.path).is_some();
+                    let in_new = resolve(&y, &change.path).is_some();
+                    match change.change_type {
+                        ChangeType::Removed => prop_assert!(in_old, "{} not in baseline", change.path),
+                        ChangeType::Added => prop_assert!(in_new, "{} not in current", change.path),
+                        _ => prop_assert!(in_old && in_new, "{} not in both", change.path),
+                    }
+                }
+            }
+            // The serde_json::Value implementation never panics either.
+            prop_assert!(diff_bodies(&x.to_value(), &y.to_value(), &options).is_ok());
+        }
+    }
+
+    #[test]
+    fn ids_are_independent_of_object_key_order(x in json(), y in json()) {
+        for options in modes() {
+            let a = diff_bodies(&x, &y, &options).unwrap_or_default();
+            let b = diff_bodies(&reversed(&x), &reversed(&y), &options).unwrap_or_default();
+            let mut ids_a: Vec<(String, ChangeType, Severity)> = a.changes.iter().map(|c| (c.id.clone(), c.change_type, c.severity)).collect();
+            let mut ids_b: Vec<(String, ChangeType, Severity)> = b.changes.iter().map(|c| (c.id.clone(), c.change_type, c.severity)).collect();
+            ids_a.sort();
+            ids_b.sort();
+            prop_assert_eq!(ids_a, ids_b);
+            // Stable across runs.
+            let again = diff_bodies(&x, &y, &options).unwrap_or_default();
+            prop_assert_eq!(again, a);
+        }
+    }
+
+    #[test]
+    fn permuting_a_keyed_array_changes_nothing_in_full_mode(
+        items in prop::collection::vec(prop::collection::vec((prop::sample::select(&KEYS[2..]), json()), 0..4), 0..12)
+            .prop_flat_map(|fields| {
+                let objects: Vec<Json<'static>> = fields.into_iter().enumerate().map(|(i, f)| {
+                    let mut m = vec![("id", Json::Number(Box::leak(i.to_string().into_boxed_str())))];
+                    m.extend(f);
+                    dedup(m)
+                }).collect();
+                (Just(objects.clone()), Just(objects).prop_shuffle())
+            })
+    ) {
+        let (a, b) = items;
+        let doc = |v: Vec<Json<'static>>| Json::Object(vec![(Cow::Borrowed("data"), Json::Array(v))]);
+        for options in modes() {
+            let report = diff_bodies(&doc(a.clone()), &doc(b.clone()), &options);
+            prop_assert_eq!(report.map(|r| r.changes), Ok(vec![]));
+        }
+    }
+
+    #[test]
+    fn parser_never_panics_and_agrees_with_serde_json(text in "[\\[\\]{}\",:0-9a-z.eE+\\- \\\\]{0,40}") {
+        let ours = parse(&text);
+        let theirs: Result<serde_json::Value, _> = serde_json::from_str(&text);
+        prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{:?}", text);
+    }
+}
