@@ -1,0 +1,129 @@
+//! Diesel schema of `migrations/postgres` (native uuid, timestamptz, jsonb, bytea).
+
+diesel::table! {
+    workspaces (id) {
+        id -> Uuid,
+        name -> Text,
+        plan -> Text,
+        endpoint_limit -> Nullable<Int4>,
+        check_quota -> Nullable<Int4>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    check_usage (workspace_id, month) {
+        workspace_id -> Uuid,
+        month -> Text,
+        used -> Int8,
+    }
+}
+
+diesel::table! {
+    tokens (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        token_hash -> Text,
+        hint -> Text,
+        scopes -> Text,
+        role -> Text,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    endpoints (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        name -> Text,
+        url -> Text,
+        method -> Text,
+        environment -> Text,
+        description -> Nullable<Text>,
+        tags -> Jsonb,
+        health -> Text,
+        auth_type -> Text,
+        sealed_auth -> Nullable<Bytea>,
+        sealed_headers -> Nullable<Bytea>,
+        sealed_request_body -> Nullable<Bytea>,
+        content_type -> Text,
+        diff_mode -> Text,
+        timeout_ms -> Int4,
+        schedule -> Nullable<Text>,
+        ignore_paths -> Jsonb,
+        follow_redirects -> Bool,
+        response_contract -> Nullable<Jsonb>,
+        baseline_version -> Nullable<Int4>,
+        last_checked_at -> Nullable<Timestamptz>,
+        response_time -> Nullable<Int4>,
+        breaking_count -> Int4,
+        warning_count -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    baselines (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        endpoint_id -> Uuid,
+        version -> Int4,
+        status -> Int4,
+        content_type -> Nullable<Text>,
+        headers -> Jsonb,
+        sealed_body -> Bytea,
+        shape -> Jsonb,
+        captured_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    checks (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        endpoint_id -> Uuid,
+        started_at -> Timestamptz,
+        finished_at -> Timestamptz,
+        http_status -> Nullable<Int4>,
+        response_time -> Nullable<Int4>,
+        error_kind -> Nullable<Text>,
+        error_message -> Nullable<Text>,
+        content_type -> Nullable<Text>,
+        headers -> Nullable<Jsonb>,
+        sealed_body -> Nullable<Bytea>,
+        diff_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    diffs (id) {
+        id -> Uuid,
+        workspace_id -> Uuid,
+        endpoint_id -> Uuid,
+        check_id -> Uuid,
+        baseline_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        accepted -> Bool,
+        breaking_count -> Int4,
+        warning_count -> Int4,
+        info_count -> Int4,
+        change_count -> Int4,
+        changes -> Jsonb,
+        summary -> Nullable<Jsonb>,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    workspaces,
+    check_usage,
+    tokens,
+    endpoints,
+    baselines,
+    checks,
+    diffs,
+);
