@@ -71,11 +71,11 @@ pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, 
         ..ConnectOptions::default()
     };
     let store: Arc<dyn Store> = match backend_for(url)? {
-        Backend::Postgres => {
-            return Err(CliError(
-                "this build has no PostgreSQL adapter yet (apidrift-store-postgres)".into(),
-            ));
-        }
+        Backend::Postgres => Arc::new(
+            apidrift_store_postgres::PgStore::connect_with(url, options)
+                .await
+                .map_err(store_error)?,
+        ),
         Backend::Sqlite => Arc::new(
             apidrift_store_sqlite::SqliteStore::connect_with(url, options)
                 .await

@@ -1,16 +1,21 @@
-//! The admin CLI (D3, D4) against a temporary SQLite database: `migrate`, `workspace
-//! create|update`, `token create|list|revoke`, `keys rotate`, the global `--database-url` and
-//! `--config` flags, and bad input (one line on stderr, exit 2).
+//! The admin CLI (D3, D4): `migrate`, `workspace create|update`, `token create|list|revoke`,
+//! `keys rotate`, the global `--database-url` and `--config` flags, and bad input (one line on
+//! stderr, exit 2). Each scenario runs against a temporary SQLite database (`sqlite::…`) and a
+//! fresh PostgreSQL database (`postgres::…`, from `apidrift_store_postgres::testdb`; skipped only
+//! with `APIDRIFT_SKIP_POSTGRES=1`).
 
 use apidrift_e2e::binary;
 use apidrift_model::{AuthType, DiffMode, HttpMethod, OffsetDateTime, Uuid, timestamp};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey, key_id_of};
 use apidrift_store::{NewBaseline, NewEndpointRow, NewWorkspace, SealedField, Store, new_id};
+use apidrift_store_postgres::PgStore;
+use apidrift_store_postgres::testdb::TestDb;
 use apidrift_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
 use std::error::Error;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -24,16 +29,35 @@ const CLEARED: &[&str] = &[
     "APIDRIFT_SECRET_KEY_FILE",
 ];
 
-/// A temporary directory with a SQLite database in it.
+/// A scratch directory (the commands' working directory) and a fresh database: a SQLite file in
+/// the directory, or a PostgreSQL database of its own, dropped with the value.
 struct Db {
     dir: tempfile::TempDir,
+    url: String,
+    pg: Option<TestDb>,
 }
 
 impl Db {
-    fn new() -> Result<Self, Box<dyn Error>> {
-        Ok(Self {
+    fn sqlite() -> Result<Self, Box<dyn Error>> {
+        let dir = tempfile::tempdir()?;
+        let url = format!("sqlite://{}", dir.path().join("apidrift.db").display());
+        Ok(Self { dir, url, pg: None })
+    }
+
+    /// `None` when PostgreSQL tests are skipped (`APIDRIFT_SKIP_POSTGRES=1`).
+    fn postgres() -> Result<Option<Self>, Box<dyn Error>> {
+        let Some(pg) = block_on(TestDb::create())?.map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        Ok(Some(Self {
             dir: tempfile::tempdir()?,
-        })
+            url: pg.url.clone(),
+            pg: Some(pg),
+        }))
+    }
+
+    fn is_sqlite(&self) -> bool {
+        self.pg.is_none()
     }
 
     fn path(&self) -> PathBuf {
@@ -41,7 +65,16 @@ impl Db {
     }
 
     fn url(&self) -> String {
-        format!("sqlite://{}", self.path().display())
+        self.url.clone()
+    }
+
+    /// The store, opened directly (to seed or inspect the database).
+    async fn store(&self) -> Result<Arc<dyn Store>, Box<dyn Error>> {
+        Ok(if self.is_sqlite() {
+            Arc::new(SqliteStore::connect(&self.url).await?)
+        } else {
+            Arc::new(PgStore::connect(&self.url).await?)
+        })
     }
 
     /// `apidrift ARGS… --database-url URL` with extra environment variables.
@@ -81,8 +114,21 @@ impl Db {
         Ok(ws["id"].as_str().ok_or("no id")?.to_owned())
     }
 
-    /// Every byte of the database and its WAL and shared-memory files.
+    /// A raw dump of the database: every byte of the SQLite file and its WAL and shared-memory
+    /// files, or `pg_dump` of the PostgreSQL database.
     fn raw_bytes(&self) -> Result<Vec<u8>, Box<dyn Error>> {
+        if !self.is_sqlite() {
+            let out = Command::new("pg_dump")
+                .arg(&self.url)
+                .output()
+                .map_err(|e| {
+                    format!("cannot run pg_dump ({e}); install the PostgreSQL client tools")
+                })?;
+            if !out.status.success() {
+                return Err(format!("pg_dump failed: {}", text(&out.stderr)).into());
+            }
+            return Ok(out.stdout);
+        }
         let mut bytes = Vec::new();
         for entry in std::fs::read_dir(self.dir.path())? {
             let path = entry?.path();
@@ -97,6 +143,53 @@ impl Db {
         Ok(bytes)
     }
 }
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        if let Some(pg) = self.pg.take() {
+            // Best effort: the next test run drops leftovers of dead processes anyway.
+            let _ = block_on(pg.drop_db());
+        }
+    }
+}
+
+/// Runs each scenario once per backend: `sqlite::NAME` and `postgres::NAME`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[test]
+                fn $name() -> super::TestResult {
+                    super::$name(&super::Db::sqlite()?)
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() -> super::TestResult {
+                    match super::Db::postgres()? {
+                        Some(db) => super::$name(&db),
+                        None => Ok(()),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    migrate_applies_once,
+    workspace_create_prints_exactly_the_d3_object,
+    workspace_plans_and_overrides,
+    workspace_update_changes_plan_and_limits,
+    workspace_bad_input,
+    token_create_list_revoke,
+    token_bad_input,
+    canary_the_token_text_is_not_in_a_raw_dump,
+    keygen_prints_a_key_the_configuration_accepts,
+    keys_rotate_reseals_everything_and_is_idempotent,
+);
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
@@ -119,22 +212,23 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-#[test]
-fn migrate_applies_once() -> TestResult {
-    let db = Db::new()?;
+fn migrate_applies_once(db: &Db) -> TestResult {
     let first = db.json(&["migrate"])?;
-    assert_eq!(first["backend"], "sqlite");
-    let applied = first["applied"].as_array().ok_or("no applied")?;
-    assert!(!applied.is_empty());
-    assert!(db.path().exists());
+    if db.is_sqlite() {
+        assert_eq!(first["backend"], "sqlite");
+        assert!(!first["applied"].as_array().ok_or("no applied")?.is_empty());
+        assert!(db.path().exists());
+    } else {
+        // The test database is a copy of a migrated template: nothing is pending.
+        assert_eq!(first["backend"], "postgres");
+        assert!(first["applied"].is_array());
+    }
     let second = db.json(&["migrate"])?;
     assert_eq!(second["applied"], json!([]));
     Ok(())
 }
 
-#[test]
-fn workspace_create_prints_exactly_the_d3_object() -> TestResult {
-    let db = Db::new()?;
+fn workspace_create_prints_exactly_the_d3_object(db: &Db) -> TestResult {
     let out = db.run(&["workspace", "create", "--name", "Acme"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let line = text(&out.stdout);
@@ -151,9 +245,7 @@ fn workspace_create_prints_exactly_the_d3_object() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn workspace_plans_and_overrides() -> TestResult {
-    let db = Db::new()?;
+fn workspace_plans_and_overrides(db: &Db) -> TestResult {
     let free = db.json(&["workspace", "create", "--name", "Free", "--plan", "free"])?;
     assert_eq!(
         (free["plan"].clone(), free["endpointLimit"].clone()),
@@ -178,9 +270,7 @@ fn workspace_plans_and_overrides() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn workspace_update_changes_plan_and_limits() -> TestResult {
-    let db = Db::new()?;
+fn workspace_update_changes_plan_and_limits(db: &Db) -> TestResult {
     let id = db.workspace(&["--plan", "free"])?;
     let pro = db.json(&["workspace", "update", &id, "--plan", "pro"])?;
     assert_eq!(
@@ -208,9 +298,7 @@ fn workspace_update_changes_plan_and_limits() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn workspace_bad_input() -> TestResult {
-    let db = Db::new()?;
+fn workspace_bad_input(db: &Db) -> TestResult {
     let id = db.workspace(&[])?;
     assert_bad_input(
         &db.run(&["workspace", "create", "--name", "X", "--plan", "gold"]),
@@ -257,9 +345,7 @@ fn workspace_bad_input() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn token_create_list_revoke() -> TestResult {
-    let db = Db::new()?;
+fn token_create_list_revoke(db: &Db) -> TestResult {
     let ws = db.workspace(&[])?;
     let out = db.run(&["token", "create", "--workspace", &ws]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -342,9 +428,7 @@ fn token_create_list_revoke() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn token_bad_input() -> TestResult {
-    let db = Db::new()?;
+fn token_bad_input(db: &Db) -> TestResult {
     let ws = db.workspace(&[])?;
     let missing = Uuid::nil().to_string();
     assert_bad_input(
@@ -402,9 +486,7 @@ fn token_bad_input() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn canary_the_token_text_is_not_in_the_database_file() -> TestResult {
-    let db = Db::new()?;
+fn canary_the_token_text_is_not_in_a_raw_dump(db: &Db) -> TestResult {
     let ws = db.workspace(&[])?;
     let created = db.json(&["token", "create", "--workspace", &ws, "--name", "canary"])?;
     let token = created["token"].as_str().ok_or("no token")?;
@@ -428,8 +510,31 @@ fn canary_the_token_text_is_not_in_the_database_file() -> TestResult {
 }
 
 #[test]
+fn both_postgres_url_spellings_select_postgresql() -> TestResult {
+    let Some(db) = Db::postgres()? else {
+        return Ok(());
+    };
+    let alias = db.url.replacen("postgres://", "postgresql://", 1);
+    assert_ne!(alias, db.url);
+    for url in [db.url.as_str(), alias.as_str()] {
+        let mut cmd = Command::new(binary());
+        for name in CLEARED {
+            cmd.env_remove(name);
+        }
+        let out = cmd
+            .args(["migrate", "--database-url", url])
+            .current_dir(db.dir.path())
+            .output()?;
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(report["backend"], "postgres");
+    }
+    Ok(())
+}
+
+#[test]
 fn global_flags_and_configuration_layers() -> TestResult {
-    let db = Db::new()?;
+    let db = Db::sqlite()?;
     let url = db.url();
     // --database-url before the subcommand.
     let mut cmd = Command::new(binary());
@@ -488,6 +593,17 @@ fn global_flags_and_configuration_layers() -> TestResult {
         .output()?;
     assert_bad_input(&out, "unsupported database URL scheme `mysql`");
     assert!(!text(&out.stderr).contains("hunter2"));
+    // An unreachable PostgreSQL server: one line, without the password.
+    let out = Command::new(binary())
+        .args([
+            "migrate",
+            "--database-url",
+            "postgres://u:hunter2@127.0.0.1:1/x",
+        ])
+        .current_dir(db.dir.path())
+        .output()?;
+    assert_bad_input(&out, "database unavailable");
+    assert!(!text(&out.stderr).contains("hunter2"));
     let out = Command::new(binary())
         .args([
             "token",
@@ -503,9 +619,7 @@ fn global_flags_and_configuration_layers() -> TestResult {
     Ok(())
 }
 
-#[test]
-fn keygen_prints_a_key_the_configuration_accepts() -> TestResult {
-    let db = Db::new()?;
+fn keygen_prints_a_key_the_configuration_accepts(db: &Db) -> TestResult {
     let out = db.run(&["keygen"]);
     assert!(out.status.success());
     let key = text(&out.stdout);
@@ -561,9 +675,10 @@ fn endpoint_row(
 }
 
 /// Seeds one workspace with `n` endpoints (sealed auth on all, sealed headers on even ones, a
-/// sealed request body on the second) and a baseline on the first, all sealed under `ring`. Returns the workspace id.
-async fn seed(path: &Path, ring: &KeyRing, n: usize) -> Result<Uuid, Box<dyn Error>> {
-    let store = SqliteStore::connect(&path.display().to_string()).await?;
+/// sealed request body on the second) and a baseline on the first, all sealed under `ring`.
+/// Returns the workspace id.
+async fn seed(db: &Db, ring: &KeyRing, n: usize) -> Result<Uuid, Box<dyn Error>> {
+    let store = db.store().await?;
     let ws = new_id();
     store
         .create_workspace(NewWorkspace {
@@ -631,8 +746,8 @@ async fn seed(path: &Path, ring: &KeyRing, n: usize) -> Result<Uuid, Box<dyn Err
 }
 
 /// Every sealed value in the database, opened with `ring`; returns the key ids they use.
-async fn open_all(path: &Path, ring: &KeyRing) -> Result<Vec<u32>, Box<dyn Error>> {
-    let store = SqliteStore::connect(&path.display().to_string()).await?;
+async fn open_all(db: &Db, ring: &KeyRing) -> Result<Vec<u32>, Box<dyn Error>> {
+    let store = db.store().await?;
     let mut ids = Vec::new();
     for &column in SealedField::ALL {
         let field = match column {
@@ -657,13 +772,11 @@ async fn open_all(path: &Path, ring: &KeyRing) -> Result<Vec<u32>, Box<dyn Error
     Ok(ids)
 }
 
-#[test]
-fn keys_rotate_reseals_everything_and_is_idempotent() -> TestResult {
-    let db = Db::new()?;
+fn keys_rotate_reseals_everything_and_is_idempotent(db: &Db) -> TestResult {
     let old = SecretKey::generate()?;
     let new = SecretKey::generate()?;
     let old_ring = KeyRing::new(old.clone(), Vec::new())?;
-    block_on(seed(&db.path(), &old_ring, 3))??;
+    block_on(seed(db, &old_ring, 3))??;
     let old_b64 = old.to_base64();
     let new_b64 = new.to_base64();
 
@@ -691,7 +804,7 @@ fn keys_rotate_reseals_everything_and_is_idempotent() -> TestResult {
     assert_eq!(report["rewrapped"], 0);
     assert!(text(&out.stderr).contains("ENDPOINT_SECRET_KEY_PREVIOUS"));
     assert!(
-        block_on(open_all(&db.path(), &old_ring))??
+        block_on(open_all(db, &old_ring))??
             .iter()
             .all(|&id| id == old.id().0)
     );
@@ -724,7 +837,7 @@ fn keys_rotate_reseals_everything_and_is_idempotent() -> TestResult {
 
     // Every value opens with the new key alone, and none names the old key.
     let new_only = KeyRing::new(new.clone(), Vec::new())?;
-    let ids = block_on(open_all(&db.path(), &new_only))??;
+    let ids = block_on(open_all(db, &new_only))??;
     assert_eq!(ids.len(), 7);
     assert!(ids.iter().all(|&id| id == new.id().0));
 
@@ -744,9 +857,9 @@ fn keys_rotate_reseals_everything_and_is_idempotent() -> TestResult {
 
 #[test]
 fn keys_rotate_uses_the_key_file_beside_the_database() -> TestResult {
-    let db = Db::new()?;
+    let db = Db::sqlite()?;
     let old = SecretKey::generate()?;
-    block_on(seed(&db.path(), &KeyRing::new(old.clone(), Vec::new())?, 1))??;
+    block_on(seed(&db, &KeyRing::new(old.clone(), Vec::new())?, 1))??;
     let key = apidrift_seal::create_key_file(&db.dir.path().join("apidrift.key"))?;
     let out = db.run_env(
         &["keys", "rotate"],
