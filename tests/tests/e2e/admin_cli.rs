@@ -189,6 +189,7 @@ on_both_backends!(
     canary_the_token_text_is_not_in_a_raw_dump,
     keygen_prints_a_key_the_configuration_accepts,
     keys_rotate_reseals_everything_and_is_idempotent,
+    keys_rotate_resumes_a_partial_rotation,
 );
 
 fn text(bytes: &[u8]) -> String {
@@ -869,5 +870,67 @@ fn keys_rotate_uses_the_key_file_beside_the_database() -> TestResult {
     let report: Value = serde_json::from_slice(&out.stdout)?;
     assert_eq!(report["activeKey"], key.id().to_string());
     assert_eq!(report["rewrapped"], 3);
+    Ok(())
+}
+
+/// A rotation interrupted after some rows (simulated by rewrapping two values through the store
+/// with the same compare-and-swap) is finished by the next run, which skips what was done.
+fn keys_rotate_resumes_a_partial_rotation(db: &Db) -> TestResult {
+    let old = SecretKey::generate()?;
+    let new = SecretKey::generate()?;
+    block_on(seed(db, &KeyRing::new(old.clone(), Vec::new())?, 4))??;
+    let ring = KeyRing::new(new.clone(), vec![old.clone()])?;
+    let done = block_on(async {
+        let store = db.store().await?;
+        let mut done = 0;
+        for value in store
+            .sealed_values(SealedField::EndpointAuth, None, 2)
+            .await?
+        {
+            let binding = Binding::new(
+                value.workspace_id.into_bytes(),
+                value.row_id.into_bytes(),
+                Field::EndpointAuth,
+            );
+            let fresh = ring
+                .rewrap(&value.blob, &binding)?
+                .ok_or("already rewrapped")?;
+            let column = SealedField::EndpointAuth;
+            let (ws, row) = (value.workspace_id, value.row_id);
+            if store
+                .replace_sealed_value(column, ws, row, &value.blob, &fresh)
+                .await?
+            {
+                done += 1;
+            }
+            // A stale compare-and-swap (the old blob again) changes nothing.
+            assert!(
+                !store
+                    .replace_sealed_value(column, ws, row, &value.blob, &fresh)
+                    .await?
+            );
+        }
+        Ok::<_, Box<dyn Error>>(done)
+    })??;
+    assert_eq!(done, 2);
+
+    let env = [
+        ("ENDPOINT_SECRET_KEY", new.to_base64().to_string()),
+        ("ENDPOINT_SECRET_KEY_PREVIOUS", old.to_base64().to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = db.run_env(&["keys", "rotate"], &env);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    // 4 auth + 2 headers + 1 request body + 1 baseline body, two of them already done.
+    assert_eq!(report["rewrapped"], 6);
+    assert_eq!(report["alreadyCurrent"], 2);
+    assert_eq!(
+        report["fields"]["endpoints.sealed_auth"]["alreadyCurrent"],
+        2
+    );
+    let ids = block_on(open_all(db, &KeyRing::new(new.clone(), Vec::new())?))??;
+    assert_eq!(ids.len(), 8);
+    assert!(ids.iter().all(|&id| id == new.id().0));
     Ok(())
 }
