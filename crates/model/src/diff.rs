@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// How much a change matters (D9). Ordered: `Info < Warning < Breaking`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -48,6 +49,7 @@ impl std::str::FromStr for Severity {
 }
 
 /// What kind of change (D9).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeType {
@@ -96,6 +98,7 @@ impl std::fmt::Display for ChangeType {
 /// One change of a diff. `old_value`/`new_value` distinguish "no value" (`None`, the field is
 /// absent on the wire) from "the value was null" (`Some(Value::Null)`, written as `null`), and keep
 /// that distinction through a round trip.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffChange {
@@ -130,6 +133,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
 }
 
 /// A diff as lists return it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffSummary {
@@ -148,6 +152,7 @@ pub struct DiffSummary {
 }
 
 /// One diff with all its changes (`GET /diffs/{id}`). Never carries a response body.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffDetail {
@@ -164,6 +169,7 @@ pub struct DiffDetail {
 }
 
 /// 200 body of `GET /diffs`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffList {
     pub diffs: Vec<DiffSummary>,
@@ -171,12 +177,14 @@ pub struct DiffList {
 }
 
 /// 200 body of `GET /diffs/{id}`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffEnvelope {
     pub diff: DiffDetail,
 }
 
 /// 200 body of `POST /endpoints/{id}/check`. `diffId` is `null` when nothing changed.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckResponse {

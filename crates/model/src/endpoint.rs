@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 /// A monitored endpoint as every read route returns it (spec "Endpoint"). It holds no credential:
 /// `authType` names the style only.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
@@ -67,12 +68,14 @@ pub struct EndpointAuth {
 }
 
 /// A recurring check (create request field `schedule`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
     pub frequency: Frequency,
 }
 
 /// The latest diff of an endpoint, embedded in `GET /endpoints/{id}`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LatestDiff {
@@ -85,6 +88,7 @@ pub struct LatestDiff {
 }
 
 /// `pagination` of every list response. `total` counts every row matching the filters.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pagination {
     pub limit: u32,
@@ -93,6 +97,7 @@ pub struct Pagination {
 }
 
 /// 200 body of `GET /endpoints`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointList {
     pub endpoints: Vec<Endpoint>,
@@ -100,6 +105,7 @@ pub struct EndpointList {
 }
 
 /// 200 body of `GET /endpoints/{id}`: `latestDiff` is `null` when the endpoint never produced one.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointEnvelope {
@@ -109,6 +115,7 @@ pub struct EndpointEnvelope {
 
 /// An entry of `POST /endpoints` that was not created, and why (D6). `name` is `""` when the entry
 /// had none; `index` is the entry's position in the request.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedEntry {
     pub name: String,
@@ -117,6 +124,7 @@ pub struct SkippedEntry {
 }
 
 /// 201 (or 200 when nothing was created) body of `POST /endpoints`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CreateEndpointsResponse {
     pub endpoints: Vec<Endpoint>,
@@ -127,6 +135,7 @@ pub struct CreateEndpointsResponse {
 }
 
 /// Every failure body: `{"error": "<human-readable reason>"}`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
     pub error: String,

@@ -11,7 +11,10 @@
 //! * write-only, secret-bearing input: [`EndpointAuth`] and [`SecretString`], which deserialise but
 //!   cannot be serialised and print `***` in `Debug`, so a credential cannot be returned by accident;
 //! * validation of one `POST /endpoints` entry ([`validate::validate_entry`], decision D6) and the
-//!   outbound-address policy shared with the fetcher ([`net`], decision D14).
+//!   outbound-address policy shared with the fetcher ([`net`], decision D14);
+//! * the plaintext documents sealed at rest for an endpoint's credential and extra headers
+//!   ([`sealed`]), written by the API and read by the check pipeline;
+//! * feature `openapi`: `utoipa::ToSchema` for the wire types (used by the API's `/openapi.json`).
 //!
 //! Conventions (decision D5): field names are camelCase, enumerated values lowercase (HTTP methods
 //! and schedule frequencies uppercase), timestamps RFC 3339 in UTC with millisecond precision and a
@@ -24,6 +27,7 @@ mod diff;
 mod endpoint;
 mod enums;
 pub mod net;
+pub mod sealed;
 mod secret;
 pub mod timestamp;
 pub mod validate;

@@ -1,0 +1,201 @@
+//! Assembling the actix application: routes, the request log, rate-limit headers, the JSON
+//! fallbacks for unknown routes and wrong methods, and [`Application`], which binds its own
+//! listener.
+
+use crate::auth::WorkspaceTag;
+use crate::error::ApiError;
+use crate::ratelimit::RateInfo;
+use crate::routes::{checks, diffs, endpoints, health};
+use crate::state::AppState;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ResourceDef, Server, ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, HttpServer, web};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Instant;
+use utoipa::openapi::OpenApi;
+use utoipa_actix_web::AppExt;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+/// Every route with its methods, for 405 answers (`Allow`) on a known path.
+const ROUTES: &[(&str, &str)] = &[
+    ("/api/v1/endpoints", "GET, POST"),
+    ("/api/v1/endpoints/{id}", "GET"),
+    ("/api/v1/diffs", "GET"),
+    ("/api/v1/diffs/{id}", "GET"),
+    ("/v1/endpoints", "POST"),
+    ("/v1/endpoints/{id}/diffs", "GET"),
+    ("/healthz", "GET"),
+    ("/readyz", "GET"),
+    ("/openapi.json", "GET"),
+];
+
+/// Registers every documented route (shared by [`create_app`] and [`openapi`]).
+fn routes(config: &mut ServiceConfig) {
+    config
+        .service(health::healthz)
+        .service(health::readyz)
+        .service(
+            utoipa_actix_web::scope("/api/v1")
+                .service(endpoints::list_endpoints)
+                .service(endpoints::create_endpoints)
+                .service(endpoints::get_endpoint)
+                .service(diffs::list_diffs)
+                .service(diffs::get_diff)
+                .configure(checks::configure_api_v1),
+        )
+        .service(
+            utoipa_actix_web::scope("/v1")
+                .service(endpoints::create_endpoints_v1)
+                .service(diffs::list_endpoint_diffs_v1)
+                .configure(checks::configure_v1),
+        );
+}
+
+/// The generated OpenAPI document, before [`crate::openapi::finish`] adds what utoipa cannot
+/// express.
+pub(crate) fn collect_openapi() -> OpenApi {
+    let (_, doc) = App::new()
+        .into_utoipa_app()
+        .openapi(crate::openapi::base())
+        .configure(routes)
+        .split_for_parts();
+    doc
+}
+
+/// The application: routes, `/openapi.json`, fallbacks, and the middleware that logs each request
+/// and adds the rate-limit headers.
+pub fn create_app(
+    state: AppState,
+    openapi_json: Arc<Vec<u8>>,
+) -> App<
+    impl actix_web::dev::ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let (app, _) = App::new()
+        .into_utoipa_app()
+        .configure(routes)
+        .split_for_parts();
+    app.app_data(web::Data::new(state))
+        .app_data(web::Data::from(openapi_json))
+        .app_data(web::PathConfig::default().error_handler(|_, _| ApiError::NotFound.into()))
+        .app_data(web::QueryConfig::default().error_handler(|e, _| {
+            ApiError::BadRequest(format!("malformed query string: {e}")).into()
+        }))
+        .app_data(
+            web::JsonConfig::default()
+                .limit(crate::state::MAX_BODY_BYTES)
+                .error_handler(|e, _| {
+                    ApiError::BadRequest(format!("request body is not valid JSON: {e}")).into()
+                }),
+        )
+        .route("/openapi.json", web::get().to(serve_openapi))
+        .default_service(web::to(fallback))
+        .wrap_fn(|req, srv| {
+            use actix_web::dev::Service as _;
+            let started = Instant::now();
+            let method = req.method().clone();
+            let call = srv.call(req);
+            async move {
+                let mut res = call.await?;
+                let info = res.request().extensions().get::<RateInfo>().cloned();
+                if let Some(info) = info {
+                    let headers = res.headers_mut();
+                    for (name, value) in info.headers() {
+                        if !headers.contains_key(&name) {
+                            headers.insert(name, value);
+                        }
+                    }
+                }
+                log_request(&method, &res, started);
+                Ok(res)
+            }
+        })
+}
+
+/// One structured line per request: method, path template, status, latency, workspace. Never the
+/// raw path (it may hold ids of other workspaces), a header, or a body.
+fn log_request<B>(method: &Method, res: &ServiceResponse<B>, started: Instant) {
+    let req = res.request();
+    let route = req.match_pattern().unwrap_or_else(|| "(unmatched)".into());
+    let workspace = req
+        .extensions()
+        .get::<WorkspaceTag>()
+        .map(|w| w.0.to_string())
+        .unwrap_or_else(|| "-".into());
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!(
+        target: "apidrift::request",
+        method = %method,
+        route = %route,
+        status = res.status().as_u16(),
+        latency_ms = format_args!("{latency_ms:.2}"),
+        workspace = %workspace,
+        "request"
+    );
+}
+
+async fn serve_openapi(doc: web::Data<Vec<u8>>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(doc.get_ref().clone())
+}
+
+/// Unknown route → 404; known route with another method → 405 with `Allow`; both `{error}`.
+async fn fallback(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let path = req.path();
+    for (pattern, allow) in ROUTES {
+        if ResourceDef::new(*pattern).is_match(path) {
+            return Err(ApiError::MethodNotAllowed(allow));
+        }
+    }
+    Err(ApiError::NotFound)
+}
+
+/// A server bound to its own listener (port 0 picks a free port), ready to run.
+pub struct Application {
+    addr: SocketAddr,
+    server: Server,
+}
+
+impl std::fmt::Debug for Application {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Application")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Application {
+    /// Binds `bind` and builds the server with `workers` worker threads (0 = one per core).
+    /// Graceful shutdown: on SIGTERM/SIGINT the server stops accepting and lets in-flight
+    /// requests finish (up to 30 s).
+    pub fn build(state: AppState, bind: &str, workers: usize) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(bind)?;
+        let addr = listener.local_addr()?;
+        let doc = Arc::new(crate::openapi::document_bytes());
+        let mut server =
+            HttpServer::new(move || create_app(state.clone(), doc.clone())).shutdown_timeout(30);
+        if workers > 0 {
+            server = server.workers(workers);
+        }
+        let server = server.listen(listener)?.run();
+        Ok(Application { addr, server })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until a shutdown signal; returns once in-flight requests have finished.
+    pub async fn run(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}

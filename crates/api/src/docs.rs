@@ -1,0 +1,169 @@
+//! Types that exist only to describe requests in `/openapi.json`: the create request (validated
+//! from raw JSON by `apidrift_model::validate`, so there is no Rust struct to derive from) and the
+//! query parameters (parsed by hand in [`crate::query`]).
+
+#![allow(
+    dead_code,
+    reason = "documentation-only types: read by utoipa, never constructed"
+)]
+
+use apidrift_model::{AuthType, Frequency, Health, HttpMethod};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+
+/// `diffMode` on create: `exact` is stored and shown as `full`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CreateDiffMode {
+    Schema,
+    Exact,
+    Full,
+}
+
+/// The credential block (write-only: sealed with AES-256-GCM, never returned). Only the fields
+/// belonging to `type` are read.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(as = EndpointAuth)]
+pub struct EndpointAuthDoc {
+    #[serde(rename = "type")]
+    pub auth_type: AuthType,
+    /// For bearer and oauth (sent as `Authorization: Bearer`).
+    pub token: Option<String>,
+    /// For api_key.
+    pub key: Option<String>,
+    /// Header name for api_key (default X-API-Key) or custom.
+    pub header: Option<String>,
+    /// Header value for custom.
+    pub value: Option<String>,
+    /// For basic.
+    pub username: Option<String>,
+    /// For basic.
+    pub password: Option<String>,
+}
+
+/// A recurring check; requires the Starter plan or above.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(as = EndpointSchedule)]
+pub struct ScheduleDoc {
+    /// Any case is accepted; answered uppercase.
+    pub frequency: Frequency,
+}
+
+/// One entry of `POST /endpoints`. Unknown fields are ignored. `ignorePaths` and `headers` are
+/// apidrift extensions.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = EndpointCreate)]
+pub struct EndpointCreateDoc {
+    /// Display name, 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: String,
+    /// Absolute http or https URL; private, loopback and link-local hosts are rejected.
+    #[schema(format = "uri", max_length = 2048)]
+    pub url: String,
+    /// Default GET; lowercase is accepted.
+    pub method: Option<HttpMethod>,
+    /// Default production.
+    pub environment: Option<String>,
+    pub description: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub auth: Option<EndpointAuthDoc>,
+    /// Raw body sent on each check; not allowed for GET and HEAD.
+    pub request_body: Option<String>,
+    /// Default application/json.
+    pub content_type: Option<String>,
+    /// Default schema.
+    pub diff_mode: Option<CreateDiffMode>,
+    /// 1 to 60000, default 10000.
+    #[schema(minimum = 1, maximum = 60000)]
+    pub timeout_ms: Option<u32>,
+    pub schedule: Option<ScheduleDoc>,
+    /// Extension: path patterns whose changes are dropped (`$.meta.requestId`,
+    /// `$.items[].updatedAt`, `$..traceId`, `status`, `headers.<name>`).
+    pub ignore_paths: Option<Vec<String>>,
+    /// Extension: extra request headers sent on each check, sealed like credentials.
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Extension: follow up to 5 redirects (each hop checked); default false.
+    pub follow_redirects: Option<bool>,
+}
+
+/// `{ "endpoints": [EndpointCreate] }`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EndpointCreateBatch {
+    #[schema(min_items = 1, max_items = 200)]
+    pub endpoints: Vec<EndpointCreateDoc>,
+}
+
+/// The create body: one entry, a bare array (1 to 200), or `{ "endpoints": [...] }`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum EndpointCreateRequest {
+    One(Box<EndpointCreateDoc>),
+    Many(Vec<EndpointCreateDoc>),
+    Wrapped(EndpointCreateBatch),
+}
+
+/// Query of `GET /api/v1/endpoints`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListEndpointsQuery {
+    /// Rows per page: 1 to 100 (larger values are clamped to 100), default 25.
+    #[param(minimum = 1)]
+    pub limit: Option<i64>,
+    /// Rows to skip, at least 0, default 0.
+    #[param(minimum = 0)]
+    pub offset: Option<i64>,
+    /// Only endpoints in this health state (exact, lowercase).
+    #[param(inline)]
+    pub health: Option<Health>,
+    /// Only endpoints tagged with this environment.
+    pub environment: Option<String>,
+}
+
+/// `breakingOnly`: the only allowed value is `true`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BreakingOnly {
+    True,
+}
+
+/// Query of `GET /api/v1/diffs`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct ListDiffsQuery {
+    /// Rows per page: 1 to 100 (larger values are clamped to 100), default 25.
+    #[param(minimum = 1)]
+    pub limit: Option<i64>,
+    /// Rows to skip, at least 0, default 0.
+    #[param(minimum = 0)]
+    pub offset: Option<i64>,
+    /// Only diffs of this endpoint.
+    pub endpoint_id: Option<uuid::Uuid>,
+    /// Only diffs created at or after this RFC 3339 date-time.
+    #[param(format = DateTime)]
+    pub since: Option<String>,
+    /// Only diffs with at least one breaking change.
+    #[param(inline)]
+    pub breaking_only: Option<BreakingOnly>,
+}
+
+/// Query of `GET /v1/endpoints/{id}/diffs`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointDiffsQuery {
+    /// Rows per page: 1 to 100 (larger values are clamped to 100), default 25.
+    #[param(minimum = 1)]
+    pub limit: Option<i64>,
+    /// Rows to skip, at least 0, default 0.
+    #[param(minimum = 0)]
+    pub offset: Option<i64>,
+    /// Only diffs created at or after this RFC 3339 date-time.
+    #[param(format = DateTime)]
+    pub since: Option<String>,
+    /// Only diffs with at least one breaking change.
+    #[param(inline)]
+    pub breaking_only: Option<BreakingOnly>,
+}

@@ -1,0 +1,133 @@
+//! `GET /api/v1/diffs`, `GET /api/v1/diffs/{id}` and the D13 alias
+//! `GET /v1/endpoints/{id}/diffs`.
+
+use crate::auth::{Authed, ReadEndpoints};
+use crate::docs::{EndpointDiffsQuery, ListDiffsQuery};
+use crate::error::ApiError;
+use crate::query::Params;
+use crate::routes::parse_id;
+use crate::state::AppState;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use apidrift_model::{DiffEnvelope, DiffList, ErrorBody, Pagination};
+use apidrift_store::{DiffFilter, PageRequest};
+use uuid::Uuid;
+
+/// List diffs across the workspace, newest first.
+#[utoipa::path(
+    get,
+    path = "/diffs",
+    tag = "diffs",
+    operation_id = "listDiffs",
+    params(ListDiffsQuery),
+    security(("bearer" = ["endpoints:read"])),
+    responses(
+        (status = 200, description = "A page of diffs", body = DiffList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/diffs")]
+pub async fn list_diffs(
+    auth: Authed<ReadEndpoints>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let params = Params::parse(req.query_string())?;
+    let page = params.page()?;
+    let filter = params.diff_filter(true)?;
+    list(&state, auth.workspace_id, &filter, page).await
+}
+
+/// One diff with all its changes (never a response body).
+#[utoipa::path(
+    get,
+    path = "/diffs/{id}",
+    tag = "diffs",
+    operation_id = "getDiff",
+    params(("id" = Uuid, Path, description = "Diff id")),
+    security(("bearer" = ["endpoints:read"])),
+    responses(
+        (status = 200, description = "The diff with every change", body = DiffEnvelope),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
+        (status = 404, description = "No such diff in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/diffs/{id}")]
+pub async fn get_diff(
+    auth: Authed<ReadEndpoints>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let diff = state
+        .store
+        .get_diff(auth.workspace_id, id)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
+    Ok(HttpResponse::Ok().json(DiffEnvelope { diff }))
+}
+
+/// The diffs of one endpoint: `GET /api/v1/diffs?endpointId={id}` (D13), 404 when the endpoint
+/// is not in the workspace.
+#[utoipa::path(
+    get,
+    path = "/endpoints/{id}/diffs",
+    tag = "second surface",
+    operation_id = "listEndpointDiffsV1",
+    params(("id" = Uuid, Path, description = "Endpoint id"), EndpointDiffsQuery),
+    security(("bearer" = ["endpoints:read"])),
+    responses(
+        (status = 200, description = "A page of the endpoint's diffs", body = DiffList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/endpoints/{id}/diffs")]
+pub async fn list_endpoint_diffs_v1(
+    auth: Authed<ReadEndpoints>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let params = Params::parse(req.query_string())?;
+    let page = params.page()?;
+    let mut filter = params.diff_filter(false)?;
+    let id = parse_id(&id)?;
+    state
+        .store
+        .get_endpoint(auth.workspace_id, id)
+        .await
+        .map_err(ApiError::store)?
+        .ok_or(ApiError::NotFound)?;
+    filter.endpoint_id = Some(id);
+    list(&state, auth.workspace_id, &filter, page).await
+}
+
+async fn list(
+    state: &AppState,
+    workspace_id: Uuid,
+    filter: &DiffFilter,
+    page: PageRequest,
+) -> Result<HttpResponse, ApiError> {
+    let found = state
+        .store
+        .list_diffs(workspace_id, filter, page)
+        .await
+        .map_err(ApiError::store)?;
+    Ok(HttpResponse::Ok().json(DiffList {
+        diffs: found.items,
+        pagination: Pagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: found.total,
+        },
+    }))
+}

@@ -1,0 +1,48 @@
+//! The routes, one module per group, and the helpers they share.
+
+pub mod checks;
+pub mod diffs;
+pub mod endpoints;
+pub mod health;
+
+use crate::error::ApiError;
+use crate::state::MAX_BODY_BYTES;
+use actix_web::http::header;
+use actix_web::{HttpMessage, HttpRequest, web};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A path id: a malformed uuid is a 404 like an unknown one (D5).
+pub fn parse_id(text: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
+}
+
+/// Reads a JSON request body: `application/json` or `…+json` (else 415), at most 2 MiB (else
+/// 413), valid JSON (else 400).
+pub async fn read_json_body(req: &HttpRequest, body: web::Payload) -> Result<Value, ApiError> {
+    let content_type = req.content_type().trim().to_ascii_lowercase();
+    if content_type != "application/json" && !content_type.ends_with("+json") {
+        return Err(ApiError::UnsupportedMediaType(
+            "Content-Type must be application/json".into(),
+        ));
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES));
+    }
+    let bytes = match body.to_bytes_limited(MAX_BODY_BYTES).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return Err(ApiError::BadRequest(
+                "request body could not be read".into(),
+            ));
+        }
+        Err(_) => return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES)),
+    };
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))
+}
