@@ -1,0 +1,31 @@
+//! # apidrift-monitor
+//!
+//! Running checks (decisions D7, D8, D10, D14, D16): the part of apidrift that talks to the
+//! outside world.
+//!
+//! * [`Client`] — the SSRF-safe outbound client. hyper 1 (HTTP/1.1) over tokio, rustls with the
+//!   ring provider and the webpki roots. Every request: the URL judged by
+//!   [`apidrift_model::net::check_url`]; IP literals canonicalised and judged; names judged, then
+//!   resolved ONCE through the injectable [`Resolver`] with a timeout, every answer judged (one
+//!   blocked answer refuses the request); TCP only to the checked addresses through the
+//!   injectable [`Dialer`]; no proxy variables, no cookies, no connection reuse; redirects off
+//!   unless asked, at most 5, each hop judged again, never https → http, never to another origin
+//!   with credentials attached; the endpoint's timeout over the whole exchange; body capped at
+//!   10 MiB after decompression (gzip, deflate, br); at most 100 response headers in 64 KiB.
+//!   Failures are [`FetchError`]s with a [`FetchErrorKind`] (`dns_failed`, `ssrf_blocked`, …).
+//! * [`FetchRequest`] / [`FetchResponse`] — one exchange; credentials per auth type (D6) and
+//!   extra headers are added by the client.
+//!
+//! The crate has no HTTP-server code; the API maps [`MonitorError`] to status codes.
+
+mod body;
+mod client;
+mod error;
+mod resolve;
+
+pub use client::{
+    CONNECT_TIMEOUT, Client, ClientBuilder, DNS_TIMEOUT, FetchRequest, FetchResponse, Limits,
+    MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_REDIRECTS, MAX_RESPONSE_HEADERS, USER_AGENT,
+};
+pub use error::{FetchError, FetchErrorKind, MonitorError};
+pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
