@@ -656,34 +656,38 @@ pub async fn list_diffs(
     filter: &DiffFilter,
     page: PageRequest,
 ) -> Result<Page<DiffSummary>> {
-    let mut q = joined!()
-        .filter(diffs::workspace_id.eq(ws))
-        .into_boxed::<Pg>();
-    let mut total_q = diffs::table
-        .filter(diffs::workspace_id.eq(ws))
-        .into_boxed::<Pg>();
-    if let Some(e) = filter.endpoint_id {
-        q = q.filter(diffs::endpoint_id.eq(e));
-        total_q = total_q.filter(diffs::endpoint_id.eq(e));
-    }
-    if let Some(since) = filter.since {
-        q = q.filter(diffs::created_at.ge(since));
-        total_q = total_q.filter(diffs::created_at.ge(since));
-    }
-    if filter.breaking_only {
-        q = q.filter(diffs::breaking_count.gt(0));
-        total_q = total_q.filter(diffs::breaking_count.gt(0));
-    }
-    let rows: Vec<SummaryTuple> = q
+    let base = || {
+        let mut q = diffs::table
+            .filter(diffs::workspace_id.eq(ws))
+            .into_boxed::<Pg>();
+        if let Some(e) = filter.endpoint_id {
+            q = q.filter(diffs::endpoint_id.eq(e));
+        }
+        if let Some(since) = filter.since {
+            q = q.filter(diffs::created_at.ge(since));
+        }
+        if filter.breaking_only {
+            q = q.filter(diffs::breaking_count.gt(0));
+        }
+        q
+    };
+    // Deferred join: the page's ids come from the index alone (cheap even at a deep offset),
+    // then only those rows are read and joined to their endpoint.
+    let page_ids = base()
         .order((diffs::created_at.desc(), diffs::id.desc()))
         .limit(i64::from(page.limit))
         .offset(i64_of(page.offset))
+        .select(diffs::id);
+    let rows: Vec<SummaryTuple> = joined!()
+        .filter(diffs::workspace_id.eq(ws))
+        .filter(diffs::id.eq_any(page_ids))
+        .order((diffs::created_at.desc(), diffs::id.desc()))
         .select(SUMMARY)
         .load(c)
         .await?;
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
-        None => count(total_q.count().get_result(c).await?),
+        None => count(base().count().get_result(c).await?),
     };
     let items = rows
         .into_iter()

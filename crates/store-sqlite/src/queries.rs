@@ -636,22 +636,17 @@ pub fn list_diffs(
         }
         q
     };
-    let mut q = joined!()
-        .filter(diffs::workspace_id.eq(id(ws)))
-        .into_boxed();
-    if let Some(e) = filter.endpoint_id {
-        q = q.filter(diffs::endpoint_id.eq(id(e)));
-    }
-    if let Some(since) = filter.since {
-        q = q.filter(diffs::created_at.ge(ts(since)));
-    }
-    if filter.breaking_only {
-        q = q.filter(diffs::breaking_count.gt(0));
-    }
-    let rows: Vec<SummaryTuple> = q
+    // Deferred join: the page's ids come from the index alone (cheap even at a deep offset),
+    // then only those rows are read and joined to their endpoint.
+    let page_ids = base()
         .order((diffs::created_at.desc(), diffs::id.desc()))
         .limit(i64::from(page.limit))
         .offset(i64_of(page.offset))
+        .select(diffs::id);
+    let rows: Vec<SummaryTuple> = joined!()
+        .filter(diffs::workspace_id.eq(id(ws)))
+        .filter(diffs::id.eq_any(page_ids))
+        .order((diffs::created_at.desc(), diffs::id.desc()))
         .select(SUMMARY)
         .load(c)?;
     let total = match known_total(page, rows.len()) {

@@ -42,6 +42,8 @@
 pub mod types;
 
 #[cfg(feature = "testkit")]
+pub mod bench;
+#[cfg(feature = "testkit")]
 pub mod testkit;
 
 pub use types::*;

@@ -69,6 +69,8 @@ CREATE INDEX endpoints_workspace_health_created
     ON endpoints (workspace_id, health, created_at DESC, id DESC);
 CREATE INDEX endpoints_workspace_environment_created
     ON endpoints (workspace_id, environment, created_at DESC, id DESC);
+CREATE INDEX endpoints_workspace_health_environment_created
+    ON endpoints (workspace_id, health, environment, created_at DESC, id DESC);
 
 CREATE TABLE baselines (
     id           TEXT    PRIMARY KEY NOT NULL,
@@ -125,7 +127,8 @@ CREATE INDEX diffs_workspace_created
     ON diffs (workspace_id, created_at DESC, id DESC);
 CREATE INDEX diffs_workspace_endpoint_created
     ON diffs (workspace_id, endpoint_id, created_at DESC, id DESC);
+-- breaking_count is part of the key so that counting breaking diffs reads the index only.
 CREATE INDEX diffs_workspace_breaking_created
-    ON diffs (workspace_id, created_at DESC, id DESC) WHERE breaking_count > 0;
+    ON diffs (workspace_id, created_at DESC, id DESC, breaking_count) WHERE breaking_count > 0;
 CREATE INDEX diffs_check ON diffs (check_id);
 CREATE INDEX diffs_baseline ON diffs (baseline_id);
