@@ -57,3 +57,27 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Runs `apidrift ARGS…` with `input` on standard input and returns its output.
+pub fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let child = Command::new(binary())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => panic!("cannot run {}: {e}", binary().display()),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // The binary may exit before reading everything (bad input): ignore a broken pipe.
+        let _ = stdin.write_all(input);
+    }
+    match child.wait_with_output() {
+        Ok(out) => out,
+        Err(e) => panic!("waiting for {} failed: {e}", binary().display()),
+    }
+}

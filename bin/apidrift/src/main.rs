@@ -40,6 +40,11 @@ enum Command {
     /// Sealing-key maintenance: `keys rotate` re-seals stored secrets under the current key.
     #[command(subcommand)]
     Keys(cmd::keys::KeysCommand),
+    /// Compare two responses (snapshot or JSON files, `-` for stdin); exit 1 when a change
+    /// reaches --fail-on (the offline CI gate).
+    Diff(cmd::diff::DiffArgs),
+    /// Check a response against an OpenAPI response contract; exit 1 on a violation.
+    Validate(cmd::validate::ValidateArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +58,8 @@ fn main() -> ExitCode {
         Command::Workspace(c) => cmd::workspace::run(&cli.global, c),
         Command::Token(c) => cmd::token::run(&cli.global, c),
         Command::Keys(c) => cmd::keys::run(&cli.global, c),
+        Command::Diff(args) => cmd::diff::run(args),
+        Command::Validate(args) => cmd::validate::run(args),
     };
     match result {
         Ok(code) => code,

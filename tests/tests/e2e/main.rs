@@ -2,3 +2,4 @@
 
 mod admin_cli;
 mod cli;
+mod diff_cli;

@@ -1,9 +1,12 @@
 //! One module per subcommand. Each exposes `run(...) -> Result<ExitCode, CliError>`.
 
+pub mod diff;
+pub mod gate;
 pub mod keygen;
 pub mod keys;
 pub mod migrate;
 pub mod token;
+pub mod validate;
 pub mod workspace;
 
 /// A failure a user caused or can act on: printed as one line, exit code 2.

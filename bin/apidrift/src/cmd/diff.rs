@@ -1,0 +1,70 @@
+//! `apidrift diff BASELINE CURRENT` (D16): the offline CI gate. Each argument is a snapshot file
+//! or a bare JSON document, or `-` for standard input (at most one). Exit 0 when no change reaches
+//! `--fail-on`, 1 when one does, 2 on bad input.
+
+use super::CliError;
+use super::gate::{FailOn, Format, finish, name, read_input};
+use apidrift_diff::{DiffMode, IgnorePattern, Options, read_document};
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The baseline: a snapshot file, a JSON file, or `-` for standard input.
+    pub baseline: String,
+    /// The current response: a snapshot file, a JSON file, or `-` for standard input.
+    pub current: String,
+    /// `schema` ignores leaf values and merges array elements; `full` compares values too and
+    /// pairs keyed array items by identity.
+    #[arg(long, value_enum, default_value = "schema")]
+    pub mode: Mode,
+    /// Exit 1 when a change of this severity or above is found.
+    #[arg(long, value_enum, default_value = "breaking")]
+    pub fail_on: FailOn,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Drop changes at this path and below (`$.meta.requestId`, `$.items[].updatedAt`,
+    /// `$..traceId`, `status`, `headers.etag`). Repeatable.
+    #[arg(long = "ignore", value_name = "PATTERN")]
+    pub ignore: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Schema,
+    Full,
+}
+
+pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
+    if args.baseline == "-" && args.current == "-" {
+        return Err(CliError(
+            "only one of BASELINE and CURRENT can be `-` (standard input)".into(),
+        ));
+    }
+    let ignore = args
+        .ignore
+        .iter()
+        .map(|p| IgnorePattern::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError(e.to_string()))?;
+    let options = Options {
+        mode: match args.mode {
+            Mode::Schema => DiffMode::Schema,
+            Mode::Full => DiffMode::Full,
+        },
+        ignore,
+        ..Options::default()
+    };
+    let old_text = read_input(&args.baseline)?;
+    let new_text = read_input(&args.current)?;
+    let old =
+        read_document(&old_text).map_err(|e| CliError(format!("{}: {e}", name(&args.baseline))))?;
+    let new =
+        read_document(&new_text).map_err(|e| CliError(format!("{}: {e}", name(&args.current))))?;
+    let report = apidrift_diff::diff(&old, &new, &options).map_err(|e| CliError(e.to_string()))?;
+    let code = finish(&report, args.format, args.fail_on);
+    // The documents are large and about to be freed by the exit: skip the drop.
+    std::mem::forget(old);
+    std::mem::forget(new);
+    code
+}
