@@ -73,6 +73,36 @@ pub struct Settings {
     #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
     #[serde(default)]
     pub outbound: OutboundSettings,
+    /// `[limits]`: rate limits of `serve` (D17).
+    #[serde(default)]
+    pub limits: LimitSettings,
+}
+
+/// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a
+/// burst of the same figure (GCRA), and per client address for requests without a valid token
+/// (`APIDRIFT_LIMITS__READS_PER_MINUTE=…`, …).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct LimitSettings {
+    pub reads_per_minute: u32,
+    pub checks_per_minute: u32,
+    pub creates_per_minute: u32,
+    pub unauthenticated_per_minute: u32,
+    /// The window the figures above apply to, in seconds (60; tests lengthen it so that a burst
+    /// is not topped up while it is being measured).
+    pub window_secs: u32,
+}
+
+impl Default for LimitSettings {
+    fn default() -> Self {
+        LimitSettings {
+            reads_per_minute: 120,
+            checks_per_minute: 30,
+            creates_per_minute: 30,
+            unauthenticated_per_minute: 60,
+            window_secs: 60,
+        }
+    }
 }
 
 /// `[server]`.
@@ -81,6 +111,9 @@ pub struct ServerSettings {
     /// Listen address (`APIDRIFT_SERVER__BIND`, `--bind`).
     #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
     pub bind: String,
+    /// Worker threads of `serve` (`APIDRIFT_SERVER__WORKERS`); 0 or unset = one per core.
+    #[serde(default)]
+    pub workers: usize,
 }
 
 /// `[outbound]`.

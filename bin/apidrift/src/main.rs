@@ -29,6 +29,8 @@ struct Cli {
 enum Command {
     /// Print a fresh ENDPOINT_SECRET_KEY value (32 random bytes, standard base64) on one line.
     Keygen,
+    /// Run the service: the REST API on --bind (default 127.0.0.1:3000).
+    Serve(cmd::serve::ServeArgs),
     /// Apply pending database migrations and exit.
     Migrate,
     /// Create or change workspaces (plan, endpoint limit, check quota).
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Keygen => cmd::keygen::run(),
+        Command::Serve(args) => cmd::serve::run(&cli.global, args),
         Command::Migrate => cmd::migrate::run(&cli.global),
         Command::Workspace(c) => cmd::workspace::run(&cli.global, c),
         Command::Token(c) => cmd::token::run(&cli.global, c),

@@ -5,6 +5,7 @@ pub mod gate;
 pub mod keygen;
 pub mod keys;
 pub mod migrate;
+pub mod serve;
 pub mod token;
 pub mod validate;
 pub mod workspace;
