@@ -16,11 +16,21 @@
 //! * [`FetchRequest`] / [`FetchResponse`] — one exchange; credentials per auth type (D6) and
 //!   extra headers are added by the client.
 //!
+//! * [`Monitor`] — the pipeline over an `Arc<dyn Store>`, a `KeyRing` and a [`Client`]:
+//!   [`Monitor::capture_baseline`] (D8: status, content type, tracked headers, sealed body,
+//!   shape; `baselineVersion` + 1; health `checking` then `healthy`), [`Monitor::run_check`]
+//!   (D7/D8: baseline required, one quota unit, fetch, diff with the endpoint's mode and ignore
+//!   paths, contract validation, one `record_check` call; a fetch with no response is a
+//!   `status_changed` change; checks of one endpoint are serialised in the process),
+//!   [`Monitor::attach_contract`] / [`Monitor::detach_contract`] (D10). [`CheckOutcome`] gives
+//!   the spec's 200 body ([`CheckOutcome::to_response`]).
+//!
 //! The crate has no HTTP-server code; the API maps [`MonitorError`] to status codes.
 
 mod body;
 mod client;
 mod error;
+mod monitor;
 mod resolve;
 
 pub use client::{
@@ -28,4 +38,5 @@ pub use client::{
     MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_REDIRECTS, MAX_RESPONSE_HEADERS, USER_AGENT,
 };
 pub use error::{FetchError, FetchErrorKind, MonitorError};
+pub use monitor::{CheckOutcome, Monitor, contract_from_openapi};
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};

@@ -1,0 +1,525 @@
+//! The check pipeline as a library service (D7, D8, D10): baseline capture, checks, contracts.
+
+use crate::client::{Client, FetchRequest, FetchResponse};
+use crate::error::{FetchError, MonitorError};
+use apidrift_diff::contract::{Contract, parse_operation};
+use apidrift_diff::{
+    Body, DEFAULT_TRACKED_HEADERS, IgnorePattern, Input, Json, Options, Shape, TextBody, diff,
+    is_json_media_type,
+};
+use apidrift_model::validate::{Credential, ExtraHeader};
+use apidrift_model::{CheckResponse, DiffChange, Health, sealed};
+use apidrift_seal::{Binding, Field, KeyRing};
+use apidrift_store::{
+    DiffCounts, NewBaseline, NewCheck, NewDiff, QuotaOutcome, ResponseContract, Store,
+    StoredBaseline, StoredEndpoint, new_id,
+};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// What a check did: the figures of the spec's 200 body and what was recorded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOutcome {
+    pub check_id: Uuid,
+    /// `None` when nothing changed (no diff stored).
+    pub diff_id: Option<Uuid>,
+    pub counts: DiffCounts,
+    /// The endpoint's health after the check (D7).
+    pub health: Health,
+    pub http_status: Option<u16>,
+    /// Milliseconds; `None` when the fetch produced no response.
+    pub response_time: Option<u32>,
+    /// The failure of a fetch that produced no response (`dns_failed`, …).
+    pub error_kind: Option<String>,
+    /// Deliveries queued (alerts, D11). The outbox is not part of this crate yet: always 0.
+    pub alerts_sent: u32,
+    pub changes: Vec<DiffChange>,
+}
+
+impl CheckOutcome {
+    /// The spec's 200 body of `POST /endpoints/{id}/check`.
+    pub fn to_response(&self) -> CheckResponse {
+        CheckResponse {
+            success: true,
+            diff_id: self.diff_id,
+            breaking_count: self.counts.breaking,
+            warning_count: self.counts.warning,
+            change_count: self.counts.changes,
+            alerts_sent: self.alerts_sent,
+        }
+    }
+}
+
+/// Runs baselines and checks against one store, with one key ring and one outbound client.
+/// Cheap to clone; share one per process so concurrent checks of an endpoint are serialised.
+#[derive(Clone)]
+pub struct Monitor {
+    store: Arc<dyn Store>,
+    keys: Arc<KeyRing>,
+    client: Client,
+    locks: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+impl std::fmt::Debug for Monitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Monitor")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A response reduced to what the diff needs, its body kept as bytes.
+struct Captured {
+    status: u16,
+    headers: Vec<(String, String)>,
+    content_type: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Captured {
+    fn from_response(r: FetchResponse) -> Captured {
+        Captured {
+            status: r.status,
+            content_type: r.content_type().map(str::to_owned),
+            headers: r.headers,
+            body: r.body,
+        }
+    }
+
+    /// The tracked headers (D9) as a JSON object, first value of each.
+    fn tracked_headers(&self) -> Value {
+        let mut map = Map::new();
+        for name in DEFAULT_TRACKED_HEADERS {
+            if let Some((_, v)) = self.headers.iter().find(|(n, _)| n == name) {
+                map.insert((*name).to_owned(), Value::String(v.clone()));
+            }
+        }
+        Value::Object(map)
+    }
+}
+
+/// A body as the diff engine reads it: JSON when the content type says so and it parses, else
+/// text by digest.
+fn body_of<'a>(content_type: Option<&str>, bytes: &'a [u8]) -> Body<Json<'a>> {
+    if content_type.is_some_and(is_json_media_type)
+        && let Ok(text) = std::str::from_utf8(bytes)
+        && let Ok(json) = apidrift_diff::parse(text)
+    {
+        return Body::Json(json);
+    }
+    Body::Text(TextBody::of(bytes))
+}
+
+fn headers_from_json(value: &Value) -> Vec<(String, String)> {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|s| (k.to_ascii_lowercase(), s.to_owned())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn binding(workspace: Uuid, row: Uuid, field: Field) -> Binding {
+    Binding::new(*workspace.as_bytes(), *row.as_bytes(), field)
+}
+
+impl Monitor {
+    pub fn new(store: Arc<dyn Store>, keys: Arc<KeyRing>, client: Client) -> Monitor {
+        Monitor {
+            store,
+            keys,
+            client,
+            locks: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The per-endpoint lock: two checks (or captures) of one endpoint run one after the other in
+    /// this process, so health and latest figures always come from one complete run.
+    fn lock_for(&self, endpoint_id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        if locks.len() > 10_000 {
+            locks.retain(|_, l| Arc::strong_count(l) > 1);
+        }
+        locks.entry(endpoint_id).or_default().clone()
+    }
+
+    async fn endpoint(&self, ws: Uuid, id: Uuid) -> Result<StoredEndpoint, MonitorError> {
+        self.store
+            .get_endpoint(ws, id)
+            .await?
+            .ok_or(MonitorError::NotFound)
+    }
+
+    /// Opens the endpoint's sealed credential, headers and request body into a request.
+    pub fn request_for(&self, endpoint: &StoredEndpoint) -> Result<FetchRequest, MonitorError> {
+        let ws = endpoint.workspace_id;
+        let open = |blob: &[u8], field: Field| {
+            self.keys
+                .open(blob, &binding(ws, endpoint.id, field))
+                .map_err(|e| MonitorError::Seal(e.to_string()))
+        };
+        let credential = match &endpoint.sealed_auth {
+            Some(blob) => {
+                let plain = open(blob, Field::EndpointAuth)?;
+                sealed::credential_from_json(&plain).map_err(MonitorError::Seal)?
+            }
+            None => Credential::None,
+        };
+        let headers: Vec<ExtraHeader> = match &endpoint.sealed_headers {
+            Some(blob) => {
+                let plain = open(blob, Field::EndpointHeaders)?;
+                sealed::headers_from_json(&plain).map_err(MonitorError::Seal)?
+            }
+            None => Vec::new(),
+        };
+        let body = match &endpoint.sealed_request_body {
+            Some(blob) => Some(open(blob, Field::EndpointRequestBody)?.to_vec()),
+            None => None,
+        };
+        let url = url::Url::parse(&endpoint.url)
+            .map_err(|e| MonitorError::Endpoint(format!("stored URL does not parse: {e}")))?;
+        Ok(FetchRequest {
+            url,
+            method: endpoint.method,
+            credential,
+            headers,
+            body,
+            content_type: Some(endpoint.content_type.clone()),
+            timeout: Duration::from_millis(u64::from(endpoint.timeout_ms.max(1))),
+            follow_redirects: endpoint.follow_redirects,
+        })
+    }
+
+    /// Captures a baseline (D8): fetch, seal the body, infer its shape, record it as version + 1
+    /// and set health `healthy`. Health is `checking` while it runs; a failed fetch restores the
+    /// previous health and is [`MonitorError::CaptureFailed`]. Uses no quota (D13).
+    pub async fn capture_baseline(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<StoredBaseline, MonitorError> {
+        let endpoint = self.endpoint(workspace_id, endpoint_id).await?;
+        let lock = self.lock_for(endpoint_id);
+        let _guard = lock.lock().await;
+        let request = self.request_for(&endpoint)?;
+        self.store
+            .set_health(
+                workspace_id,
+                endpoint_id,
+                Health::Checking,
+                OffsetDateTime::now_utc(),
+            )
+            .await?;
+        let result = self.capture_inner(&endpoint, &request).await;
+        if result.is_err() {
+            self.restore_health(&endpoint).await;
+        }
+        result
+    }
+
+    async fn capture_inner(
+        &self,
+        endpoint: &StoredEndpoint,
+        request: &FetchRequest,
+    ) -> Result<StoredBaseline, MonitorError> {
+        let response = self
+            .client
+            .fetch(request)
+            .await
+            .map_err(MonitorError::CaptureFailed)?;
+        let captured = Captured::from_response(response);
+        let shape = match body_of(captured.content_type.as_deref(), &captured.body) {
+            Body::Json(json) => serde_json::to_value(
+                Shape::infer(&json).map_err(|e| MonitorError::Diff(e.to_string()))?,
+            )
+            .map_err(|e| MonitorError::Diff(e.to_string()))?,
+            _ => Value::Null,
+        };
+        let id = new_id();
+        let sealed_body = self
+            .keys
+            .seal(
+                &captured.body,
+                &binding(endpoint.workspace_id, id, Field::BaselineBody),
+            )
+            .map_err(|e| MonitorError::Seal(e.to_string()))?;
+        let baseline = NewBaseline {
+            id,
+            endpoint_id: endpoint.id,
+            status: captured.status,
+            content_type: captured.content_type.clone(),
+            headers: captured.tracked_headers(),
+            sealed_body,
+            shape,
+            captured_at: OffsetDateTime::now_utc(),
+        };
+        Ok(self
+            .store
+            .record_baseline(endpoint.workspace_id, baseline, Some(Health::Healthy))
+            .await?)
+    }
+
+    async fn restore_health(&self, endpoint: &StoredEndpoint) {
+        let _ = self
+            .store
+            .set_health(
+                endpoint.workspace_id,
+                endpoint.id,
+                endpoint.health,
+                OffsetDateTime::now_utc(),
+            )
+            .await;
+    }
+
+    /// Runs a check (D7, D8): needs an active baseline ([`MonitorError::NoBaseline`]) and one
+    /// unit of the monthly quota ([`MonitorError::QuotaExhausted`]); fetches, diffs against the
+    /// baseline with the endpoint's mode and ignore paths, validates the contract in force, and
+    /// records the check, its diff (when a change exists) and the endpoint's figures in one
+    /// store call. A fetch with no response is one `status_changed` change at `status`.
+    pub async fn run_check(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<CheckOutcome, MonitorError> {
+        let endpoint = self.endpoint(workspace_id, endpoint_id).await?;
+        let Some(baseline) = self
+            .store
+            .active_baseline(workspace_id, endpoint_id)
+            .await?
+        else {
+            return Err(MonitorError::NoBaseline);
+        };
+        let options = self.options_for(&endpoint)?;
+        let request = self.request_for(&endpoint)?;
+        let lock = self.lock_for(endpoint_id);
+        let _guard = lock.lock().await;
+        match self
+            .store
+            .consume_check_unit(workspace_id, OffsetDateTime::now_utc())
+            .await?
+        {
+            QuotaOutcome::Consumed { .. } => {}
+            QuotaOutcome::Exhausted { used, quota } => {
+                return Err(MonitorError::QuotaExhausted { used, quota });
+            }
+        }
+        let started_at = OffsetDateTime::now_utc();
+        self.store
+            .set_health(workspace_id, endpoint_id, Health::Checking, started_at)
+            .await?;
+        let result = self
+            .check_inner(&endpoint, &baseline, &request, &options, started_at)
+            .await;
+        if result.is_err() {
+            self.restore_health(&endpoint).await;
+        }
+        result
+    }
+
+    fn options_for(&self, endpoint: &StoredEndpoint) -> Result<Options, MonitorError> {
+        let mut options = Options::with_mode(endpoint.diff_mode);
+        for p in &endpoint.ignore_paths {
+            options.ignore.push(
+                IgnorePattern::parse(p)
+                    .map_err(|e| MonitorError::Endpoint(format!("ignorePaths: {e}")))?,
+            );
+        }
+        Ok(options)
+    }
+
+    async fn check_inner(
+        &self,
+        endpoint: &StoredEndpoint,
+        baseline: &StoredBaseline,
+        request: &FetchRequest,
+        options: &Options,
+        started_at: OffsetDateTime,
+    ) -> Result<CheckOutcome, MonitorError> {
+        let ws = endpoint.workspace_id;
+        let fetched = self.client.fetch(request).await;
+        let finished_at = OffsetDateTime::now_utc();
+        let baseline_body = self
+            .keys
+            .open(
+                &baseline.sealed_body,
+                &binding(ws, baseline.id, Field::BaselineBody),
+            )
+            .map_err(|e| MonitorError::Seal(e.to_string()))?;
+        let old = Input::response(
+            baseline.status,
+            headers_from_json(&baseline.headers),
+            body_of(baseline.content_type.as_deref(), &baseline_body),
+        );
+        let check_id = new_id();
+        let (changes, captured, failure) = match fetched {
+            Ok(response) => {
+                let captured = Captured::from_response(response.clone());
+                let new = Input::response(
+                    captured.status,
+                    captured.headers.clone(),
+                    body_of(captured.content_type.as_deref(), &captured.body),
+                );
+                let mut report =
+                    diff(&old, &new, options).map_err(|e| MonitorError::Diff(e.to_string()))?;
+                if let Some(contract) = &endpoint.response_contract
+                    && contract.status == captured.status
+                {
+                    report.extend(self.validate_contract(contract, &captured, options)?);
+                }
+                (
+                    report.changes,
+                    Some((captured, response.elapsed_ms())),
+                    None,
+                )
+            }
+            Err(e) => {
+                let new: Input<Json<'_>> = Input::no_response(failure_cause(&e));
+                let report =
+                    diff(&old, &new, options).map_err(|e| MonitorError::Diff(e.to_string()))?;
+                (report.changes, None, Some(e))
+            }
+        };
+        let diff_row = (!changes.is_empty()).then(|| NewDiff {
+            id: new_id(),
+            baseline_id: Some(baseline.id),
+            changes: changes.clone(),
+            summary: None,
+            created_at: finished_at,
+        });
+        let mut check = NewCheck {
+            id: check_id,
+            endpoint_id: endpoint.id,
+            started_at,
+            finished_at,
+            http_status: captured.as_ref().map(|(c, _)| c.status),
+            response_time: captured.as_ref().map(|(_, ms)| *ms),
+            error_kind: failure.as_ref().map(|e| e.kind.as_str().to_owned()),
+            error_message: failure.as_ref().map(|e| e.message.clone()),
+            content_type: None,
+            headers: None,
+            sealed_body: None,
+        };
+        // The response is kept only with a diff, so that accepting it can promote it (D12).
+        if diff_row.is_some()
+            && let Some((c, _)) = &captured
+        {
+            check.content_type = c.content_type.clone();
+            check.headers = Some(c.tracked_headers());
+            check.sealed_body = Some(
+                self.keys
+                    .seal(&c.body, &binding(ws, check_id, Field::CheckBody))
+                    .map_err(|e| MonitorError::Seal(e.to_string()))?,
+            );
+        }
+        let diff_id = diff_row.as_ref().map(|d| d.id);
+        let recorded = self.store.record_check(ws, check, diff_row).await?;
+        Ok(CheckOutcome {
+            check_id,
+            diff_id,
+            counts: recorded.counts,
+            health: recorded.health,
+            http_status: recorded.check.http_status,
+            response_time: recorded.check.response_time,
+            error_kind: recorded.check.error_kind,
+            alerts_sent: 0,
+            changes,
+        })
+    }
+
+    fn validate_contract(
+        &self,
+        contract: &ResponseContract,
+        captured: &Captured,
+        options: &Options,
+    ) -> Result<apidrift_diff::Report, MonitorError> {
+        let Ok(body) = serde_json::from_slice::<Value>(&captured.body) else {
+            // Not JSON at all: the content-type and body changes already say so.
+            return Ok(apidrift_diff::Report::from_changes(Vec::new()));
+        };
+        let (method, path) = parse_operation(&contract.operation)
+            .map_err(|e| MonitorError::Contract(e.to_string()))?;
+        let c = Contract {
+            method,
+            path,
+            status: contract.status.to_string(),
+            schema: contract.schema.clone(),
+        };
+        let validator = c
+            .validator()
+            .map_err(|e| MonitorError::Contract(e.to_string()))?;
+        Ok(validator.check(&body, options))
+    }
+
+    /// Attaches a response contract (D10) built from an OpenAPI document.
+    pub async fn attach_contract(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        document: &str,
+        operation: &str,
+        status: Option<u16>,
+    ) -> Result<ResponseContract, MonitorError> {
+        self.endpoint(workspace_id, endpoint_id).await?;
+        let contract = contract_from_openapi(document, operation, status)?;
+        self.store
+            .set_contract(
+                workspace_id,
+                endpoint_id,
+                Some(contract.clone()),
+                OffsetDateTime::now_utc(),
+            )
+            .await?;
+        Ok(contract)
+    }
+
+    /// Removes the response contract.
+    pub async fn detach_contract(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<(), MonitorError> {
+        self.endpoint(workspace_id, endpoint_id).await?;
+        self.store
+            .set_contract(workspace_id, endpoint_id, None, OffsetDateTime::now_utc())
+            .await?;
+        Ok(())
+    }
+}
+
+/// Builds the stored form of a contract: the operation, the status (the `--status` given, else
+/// the document's first 2xx) and the resolved schema, compiled once to prove it is usable.
+pub fn contract_from_openapi(
+    document: &str,
+    operation: &str,
+    status: Option<u16>,
+) -> Result<ResponseContract, MonitorError> {
+    let c = Contract::from_openapi(document, operation, status)
+        .map_err(|e| MonitorError::Contract(e.to_string()))?;
+    let status = match status {
+        Some(s) => s,
+        None => c.status.parse::<u16>().unwrap_or(200),
+    };
+    Ok(ResponseContract {
+        operation: c.operation(),
+        status,
+        schema: c.schema,
+    })
+}
+
+/// The message of the `status_changed` change of a fetch with no response (D8).
+fn failure_cause(e: &FetchError) -> String {
+    format!("{} ({})", e.message, e.kind)
+}
