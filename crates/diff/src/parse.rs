@@ -23,6 +23,8 @@ pub fn parse(text: &str) -> Result<Json<'_>, ParseError> {
         text,
         bytes: text.as_bytes(),
         pos: 0,
+        values: Vec::new(),
+        members: Vec::new(),
     };
     p.skip_ws();
     let value = p.value(0)?;
@@ -37,6 +39,9 @@ struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// Scratch stacks for the elements and members of the containers being parsed.
+    values: Vec<Json<'a>>,
+    members: Vec<(Cow<'a, str>, Json<'a>)>,
 }
 
 impl<'a> Parser<'a> {
@@ -245,21 +250,23 @@ impl<'a> Parser<'a> {
     fn array(&mut self, depth: usize) -> Result<Json<'a>, ParseError> {
         self.too_deep(depth)?;
         self.pos += 1;
-        let mut items = Vec::new();
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b']') {
             self.pos += 1;
-            return Ok(Json::Array(items));
+            return Ok(Json::Array(Vec::new()));
         }
+        // Elements go on a shared stack and are moved into an exactly sized vector at the end.
+        let start = self.values.len();
         loop {
             self.skip_ws();
-            items.push(self.value(depth)?);
+            let value = self.value(depth)?;
+            self.values.push(value);
             self.skip_ws();
             match self.bytes.get(self.pos) {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(Json::Array(items));
+                    return Ok(Json::Array(self.values.drain(start..).collect()));
                 }
                 None => return Err(self.error("unexpected end of input in an array")),
                 Some(_) => return Err(self.error("expected `,` or `]`")),
@@ -270,13 +277,13 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Json<'a>, ParseError> {
         self.too_deep(depth)?;
         self.pos += 1;
-        let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::new();
-        let mut index: Option<std::collections::HashMap<Cow<'a, str>, usize>> = None;
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
-            return Ok(Json::Object(members));
+            return Ok(Json::Object(Vec::new()));
         }
+        let start = self.members.len();
+        let mut index: Option<std::collections::HashMap<Cow<'a, str>, usize>> = None;
         loop {
             self.skip_ws();
             if self.bytes.get(self.pos) != Some(&b'"') {
@@ -295,7 +302,8 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             let value = self.value(depth)?;
             // Duplicate keys: the last value wins, at the first position (as serde_json).
-            let existing = match &mut index {
+            let members = &mut self.members[start..];
+            let existing = match &index {
                 Some(map) => map.get(&key).copied(),
                 None => members
                     .iter()
@@ -304,13 +312,14 @@ impl<'a> Parser<'a> {
             match existing {
                 Some(at) => members[at].1 = value,
                 None => {
+                    let at = members.len();
                     if let Some(map) = &mut index {
-                        map.insert(key.clone(), members.len());
+                        map.insert(key.clone(), at);
                     }
-                    members.push((key, value));
-                    if index.is_none() && members.len() > 16 {
+                    self.members.push((key, value));
+                    if index.is_none() && at >= 16 {
                         index = Some(
-                            members
+                            self.members[start..]
                                 .iter()
                                 .enumerate()
                                 .map(|(i, (k, _))| (k.clone(), i))
@@ -324,7 +333,7 @@ impl<'a> Parser<'a> {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    return Ok(Json::Object(members));
+                    return Ok(Json::Object(self.members.drain(start..).collect()));
                 }
                 None => return Err(self.error("unexpected end of input in an object")),
                 Some(_) => return Err(self.error("expected `,` or `}`")),
