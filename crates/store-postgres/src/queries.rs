@@ -5,7 +5,9 @@ use crate::rows::{
     BaselineRow, CheckRow, DetailTuple, EndpointRow, SummaryTuple, TokenRow, WorkspaceRow,
     contract_to_json, detail_from, int, micros, summary_from,
 };
-use crate::schema::{baselines, check_usage, checks, diffs, endpoints, tokens, workspaces};
+use crate::schema::{
+    baselines, check_usage, checks, diffs, endpoints, tokens, workspace_counts, workspaces,
+};
 use crate::{Error, Result};
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
@@ -246,14 +248,19 @@ pub async fn touch_token(c: &mut Conn, ws: Uuid, token: Uuid, now: OffsetDateTim
 
 // ------------------------------------------------------------------------------ endpoints
 
+/// The trigger-kept row counts of a workspace: (endpoints, diffs).
+async fn counts(c: &mut Conn, ws: Uuid) -> Result<(u64, u64)> {
+    let row: Option<(i64, i64)> = workspace_counts::table
+        .find(ws)
+        .select((workspace_counts::endpoints, workspace_counts::diffs))
+        .first(c)
+        .await
+        .optional()?;
+    Ok(row.map(|(e, d)| (count(e), count(d))).unwrap_or((0, 0)))
+}
+
 pub async fn count_endpoints(c: &mut Conn, ws: Uuid) -> Result<u64> {
-    Ok(count(
-        endpoints::table
-            .filter(endpoints::workspace_id.eq(ws))
-            .count()
-            .get_result(c)
-            .await?,
-    ))
+    Ok(counts(c, ws).await?.0)
 }
 
 pub async fn create_endpoints(
@@ -345,6 +352,7 @@ pub async fn list_endpoints(
         .await?;
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
+        None if *filter == EndpointFilter::default() => counts(c, ws).await?.0,
         None => count(endpoint_query(ws, filter).count().get_result(c).await?),
     };
     let items = rows
@@ -687,6 +695,7 @@ pub async fn list_diffs(
         .await?;
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
+        None if *filter == DiffFilter::default() => counts(c, ws).await?.1,
         None => count(base().count().get_result(c).await?),
     };
     let items = rows

@@ -91,6 +91,22 @@ fn orphaned(name: &str) -> bool {
     }
 }
 
+/// Runs `sql`, retrying for up to 5 s while PostgreSQL says the database is still in use (a
+/// just-closed connection can linger for a moment after the client dropped it).
+async fn when_unused(admin: &mut AsyncPgConnection, sql: &str) -> Result<(), TestDbError> {
+    let mut attempts = 0;
+    loop {
+        match admin.batch_execute(sql).await {
+            Ok(()) => return Ok(()),
+            Err(e) if attempts < 50 && e.to_string().contains("being accessed by other users") => {
+                attempts += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// A database of its own for one test.
 #[derive(Debug)]
 pub struct TestDb {
@@ -157,18 +173,14 @@ impl TestDb {
                 .batch_execute(&format!("CREATE DATABASE \"{building}\""))
                 .await?;
             run_migrations(&with_database(server, &building)).await?;
-            admin
-                .batch_execute(&format!(
-                    "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
-                ))
-                .await?;
+            let rename = format!("ALTER DATABASE \"{building}\" RENAME TO \"{template}\"");
+            when_unused(admin, &rename).await?;
         }
-        admin
-            .batch_execute(&format!(
-                "CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""
-            ))
-            .await?;
-        Ok(())
+        when_unused(
+            admin,
+            &format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""),
+        )
+        .await
     }
 
     /// The database's name.

@@ -5,7 +5,9 @@ use crate::rows::{
     BaselineRow, CheckRow, DetailTuple, EndpointRow, SummaryTuple, TokenRow, WorkspaceRow,
     contract_to_text, detail_from, id, int, parse_id, summary_from, ts,
 };
-use crate::schema::{baselines, check_usage, checks, diffs, endpoints, tokens, workspaces};
+use crate::schema::{
+    baselines, check_usage, checks, diffs, endpoints, tokens, workspace_counts, workspaces,
+};
 use crate::{Error, Result};
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
@@ -215,13 +217,18 @@ pub fn touch_token(
 
 // ------------------------------------------------------------------------------ endpoints
 
+/// The trigger-kept row counts of a workspace: (endpoints, diffs).
+fn counts(c: &mut SqliteConnection, ws: Uuid) -> Result<(u64, u64)> {
+    let row: Option<(i64, i64)> = workspace_counts::table
+        .find(id(ws))
+        .select((workspace_counts::endpoints, workspace_counts::diffs))
+        .first(c)
+        .optional()?;
+    Ok(row.map(|(e, d)| (count(e), count(d))).unwrap_or((0, 0)))
+}
+
 pub fn count_endpoints(c: &mut SqliteConnection, ws: Uuid) -> Result<u64> {
-    Ok(count(
-        endpoints::table
-            .filter(endpoints::workspace_id.eq(id(ws)))
-            .count()
-            .get_result(c)?,
-    ))
+    Ok(counts(c, ws)?.0)
 }
 
 pub fn create_endpoints(
@@ -313,6 +320,7 @@ pub fn list_endpoints(
         .load(c)?;
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
+        None if *filter == EndpointFilter::default() => counts(c, ws)?.0,
         None => count(endpoint_query(ws, filter).count().get_result(c)?),
     };
     let items = rows
@@ -651,6 +659,7 @@ pub fn list_diffs(
         .load(c)?;
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
+        None if *filter == DiffFilter::default() => counts(c, ws)?.1,
         None => count(base().count().get_result(c)?),
     };
     let items = rows

@@ -118,8 +118,17 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    workspace_counts (workspace_id) {
+        workspace_id -> Text,
+        endpoints -> BigInt,
+        diffs -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     workspaces,
+    workspace_counts,
     check_usage,
     tokens,
     endpoints,

@@ -1,3 +1,4 @@
+DROP TABLE workspace_counts;
 DROP TABLE diffs;
 DROP TABLE checks;
 DROP TABLE baselines;
@@ -5,3 +6,6 @@ DROP TABLE endpoints;
 DROP TABLE tokens;
 DROP TABLE check_usage;
 DROP TABLE workspaces;
+DROP FUNCTION apidrift_count_diffs();
+DROP FUNCTION apidrift_count_endpoints();
+DROP FUNCTION apidrift_workspace_counts_create();

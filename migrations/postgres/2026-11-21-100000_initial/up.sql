@@ -133,3 +133,64 @@ CREATE INDEX diffs_workspace_breaking_created
     ON diffs (workspace_id, created_at DESC, id DESC, breaking_count) WHERE breaking_count > 0;
 CREATE INDEX diffs_check ON diffs (check_id);
 CREATE INDEX diffs_baseline ON diffs (baseline_id);
+
+-- Row counts per workspace, kept by statement-level triggers in the same transaction as the
+-- rows, so that the unfiltered list totals and the plan-limit count are one primary-key read
+-- instead of a scan.
+CREATE TABLE workspace_counts (
+    workspace_id uuid   PRIMARY KEY REFERENCES workspaces (id) ON DELETE CASCADE,
+    endpoints    bigint NOT NULL DEFAULT 0,
+    diffs        bigint NOT NULL DEFAULT 0
+);
+
+CREATE FUNCTION apidrift_workspace_counts_create() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO workspace_counts (workspace_id) SELECT id FROM new_rows;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER workspace_counts_create AFTER INSERT ON workspaces
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION apidrift_workspace_counts_create();
+
+CREATE FUNCTION apidrift_count_endpoints() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE workspace_counts c SET endpoints = c.endpoints + n.rows
+        FROM (SELECT workspace_id, count(*) AS rows FROM new_rows GROUP BY workspace_id) n
+        WHERE c.workspace_id = n.workspace_id;
+    ELSE
+        UPDATE workspace_counts c SET endpoints = c.endpoints - o.rows
+        FROM (SELECT workspace_id, count(*) AS rows FROM old_rows GROUP BY workspace_id) o
+        WHERE c.workspace_id = o.workspace_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER endpoints_count_insert AFTER INSERT ON endpoints
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION apidrift_count_endpoints();
+CREATE TRIGGER endpoints_count_delete AFTER DELETE ON endpoints
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION apidrift_count_endpoints();
+
+CREATE FUNCTION apidrift_count_diffs() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE workspace_counts c SET diffs = c.diffs + n.rows
+        FROM (SELECT workspace_id, count(*) AS rows FROM new_rows GROUP BY workspace_id) n
+        WHERE c.workspace_id = n.workspace_id;
+    ELSE
+        UPDATE workspace_counts c SET diffs = c.diffs - o.rows
+        FROM (SELECT workspace_id, count(*) AS rows FROM old_rows GROUP BY workspace_id) o
+        WHERE c.workspace_id = o.workspace_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER diffs_count_insert AFTER INSERT ON diffs
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION apidrift_count_diffs();
+CREATE TRIGGER diffs_count_delete AFTER DELETE ON diffs
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION apidrift_count_diffs();

@@ -1,3 +1,4 @@
+DROP TABLE workspace_counts;
 DROP TABLE diffs;
 DROP TABLE checks;
 DROP TABLE baselines;

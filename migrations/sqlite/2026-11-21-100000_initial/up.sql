@@ -132,3 +132,32 @@ CREATE INDEX diffs_workspace_breaking_created
     ON diffs (workspace_id, created_at DESC, id DESC, breaking_count) WHERE breaking_count > 0;
 CREATE INDEX diffs_check ON diffs (check_id);
 CREATE INDEX diffs_baseline ON diffs (baseline_id);
+
+-- Row counts per workspace, kept by triggers in the same transaction as the rows, so that the
+-- unfiltered list totals and the plan-limit count are one primary-key read instead of a scan.
+CREATE TABLE workspace_counts (
+    workspace_id TEXT   PRIMARY KEY NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    endpoints    BIGINT NOT NULL DEFAULT 0,
+    diffs        BIGINT NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
+CREATE TRIGGER workspace_counts_create AFTER INSERT ON workspaces
+BEGIN
+    INSERT INTO workspace_counts (workspace_id) VALUES (NEW.id);
+END;
+CREATE TRIGGER endpoints_count_insert AFTER INSERT ON endpoints
+BEGIN
+    UPDATE workspace_counts SET endpoints = endpoints + 1 WHERE workspace_id = NEW.workspace_id;
+END;
+CREATE TRIGGER endpoints_count_delete AFTER DELETE ON endpoints
+BEGIN
+    UPDATE workspace_counts SET endpoints = endpoints - 1 WHERE workspace_id = OLD.workspace_id;
+END;
+CREATE TRIGGER diffs_count_insert AFTER INSERT ON diffs
+BEGIN
+    UPDATE workspace_counts SET diffs = diffs + 1 WHERE workspace_id = NEW.workspace_id;
+END;
+CREATE TRIGGER diffs_count_delete AFTER DELETE ON diffs
+BEGIN
+    UPDATE workspace_counts SET diffs = diffs - 1 WHERE workspace_id = OLD.workspace_id;
+END;
