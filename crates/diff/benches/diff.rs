@@ -6,7 +6,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-#[path = "corpus.rs"]
+#[path = "support/corpus.rs"]
 mod corpus;
 
 fn pairs() -> Vec<(&'static str, String, String)> {

@@ -1,7 +1,7 @@
 //! Writes the benchmark corpus to a directory (for timing `apidrift diff` end to end):
 //! `cargo run --release -p apidrift-diff --example corpus -- DIR`.
 
-#[path = "../benches/corpus.rs"]
+#[path = "../benches/support/corpus.rs"]
 mod corpus;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

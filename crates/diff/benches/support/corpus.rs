@@ -11,7 +11,7 @@ impl Rng {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407))
     }
-    pub fn next(&mut self) -> u64 {
+    pub fn step(&mut self) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
@@ -19,7 +19,7 @@ impl Rng {
         self.0 >> 33
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.step() % n.max(1)
     }
 }
 
@@ -54,11 +54,11 @@ fn user(i: u64, rng: &mut Rng) -> String {
             "\"tags\":[{tags}],\"createdAt\":\"2026-01-{day:02}T10:00:00Z\"}}"
         ),
         i = i,
-        a = rng.next() & 0xffff_ffff,
+        a = rng.step() & 0xffff_ffff,
         b = rng.below(0xffff),
         c = rng.below(0xfff),
         d = rng.below(0xfff),
-        e = rng.next() & 0xffff_ffff_ffff,
+        e = rng.step() & 0xffff_ffff_ffff,
         active = rng.below(2) == 0,
         verified = rng.below(3) == 0,
         score = score,
