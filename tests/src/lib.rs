@@ -1,6 +1,8 @@
 //! Helpers for the end-to-end tests in `tests/e2e/`: locating and running the real `apidrift`
 //! binary, which [`binary`] builds through Cargo on first use.
 
+pub mod server;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;

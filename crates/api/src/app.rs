@@ -174,18 +174,22 @@ impl std::fmt::Debug for Application {
 
 impl Application {
     /// Binds `bind` and builds the server with `workers` worker threads (0 = one per core).
-    /// Graceful shutdown: on SIGTERM/SIGINT the server stops accepting and lets in-flight
-    /// requests finish (up to 30 s).
+    /// Must be called inside an actix system (`actix_web::rt::System`). Graceful shutdown: the
+    /// SIGTERM and SIGINT handlers are installed here, before the caller announces the address,
+    /// and on either signal the server stops accepting and lets in-flight requests finish (up to
+    /// 30 s).
     pub fn build(state: AppState, bind: &str, workers: usize) -> std::io::Result<Self> {
         let listener = TcpListener::bind(bind)?;
         let addr = listener.local_addr()?;
         let doc = Arc::new(crate::openapi::document_bytes());
-        let mut server =
-            HttpServer::new(move || create_app(state.clone(), doc.clone())).shutdown_timeout(30);
+        let mut server = HttpServer::new(move || create_app(state.clone(), doc.clone()))
+            .shutdown_timeout(30)
+            .disable_signals();
         if workers > 0 {
             server = server.workers(workers);
         }
         let server = server.listen(listener)?.run();
+        stop_on_signals(&server)?;
         Ok(Application { addr, server })
     }
 
@@ -198,4 +202,32 @@ impl Application {
     pub async fn run(self) -> std::io::Result<()> {
         self.server.await
     }
+}
+
+/// Stops `server` gracefully on SIGTERM or SIGINT.
+#[cfg(unix)]
+fn stop_on_signals(server: &Server) -> std::io::Result<()> {
+    use actix_web::rt::signal::unix::{SignalKind, signal};
+    for kind in [SignalKind::terminate(), SignalKind::interrupt()] {
+        let mut stream = signal(kind)?;
+        let handle = server.handle();
+        actix_web::rt::spawn(async move {
+            if stream.recv().await.is_some() {
+                tracing::info!("shutdown signal received: finishing in-flight requests");
+                handle.stop(true).await;
+            }
+        });
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn stop_on_signals(server: &Server) -> std::io::Result<()> {
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        if actix_web::rt::signal::ctrl_c().await.is_ok() {
+            handle.stop(true).await;
+        }
+    });
+    Ok(())
 }
