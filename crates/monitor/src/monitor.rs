@@ -16,7 +16,7 @@ use apidrift_store::{
 };
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -54,14 +54,19 @@ impl CheckOutcome {
     }
 }
 
+/// One async lock per endpoint (ids are UUIDv7, unique across stores), shared by every
+/// [`Monitor`] of the process.
+type Locks = Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>;
+static LOCKS: LazyLock<Locks> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
 /// Runs baselines and checks against one store, with one key ring and one outbound client.
-/// Cheap to clone; share one per process so concurrent checks of an endpoint are serialised.
+/// Cheap to create and to clone: the per-endpoint locks that serialise concurrent checks of one
+/// endpoint are process-wide.
 #[derive(Clone)]
 pub struct Monitor {
     store: Arc<dyn Store>,
     keys: Arc<KeyRing>,
     client: Client,
-    locks: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>>,
 }
 
 impl std::fmt::Debug for Monitor {
@@ -134,7 +139,6 @@ impl Monitor {
             store,
             keys,
             client,
-            locks: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -149,7 +153,7 @@ impl Monitor {
     /// The per-endpoint lock: two checks (or captures) of one endpoint run one after the other in
     /// this process, so health and latest figures always come from one complete run.
     fn lock_for(&self, endpoint_id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut locks = LOCKS.lock().unwrap_or_else(|p| p.into_inner());
         if locks.len() > 10_000 {
             locks.retain(|_, l| Arc::strong_count(l) > 1);
         }
