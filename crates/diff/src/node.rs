@@ -240,8 +240,8 @@ pub enum Json<'a> {
     /// The number token as written (`1`, `1.0`, `1e3`, `123456789012345678901234567890`).
     Number(&'a str),
     String(Cow<'a, str>),
-    Array(Vec<Json<'a>>),
-    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+    Array(Box<[Json<'a>]>),
+    Object(Box<[(Cow<'a, str>, Json<'a>)]>),
 }
 
 impl Json<'_> {

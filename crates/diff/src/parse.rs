@@ -253,7 +253,7 @@ impl<'a> Parser<'a> {
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b']') {
             self.pos += 1;
-            return Ok(Json::Array(Vec::new()));
+            return Ok(Json::Array(Box::default()));
         }
         // Elements go on a shared stack and are moved into an exactly sized vector at the end.
         let start = self.values.len();
@@ -280,7 +280,7 @@ impl<'a> Parser<'a> {
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
-            return Ok(Json::Object(Vec::new()));
+            return Ok(Json::Object(Box::default()));
         }
         let start = self.members.len();
         let mut index: Option<std::collections::HashMap<Cow<'a, str>, usize>> = None;
@@ -357,13 +357,13 @@ mod tests {
         assert_eq!(m.len(), 4);
         assert_eq!(
             m[0].1,
-            Json::Array(vec![
+            Json::Array(Box::new([
                 Json::Number("1"),
                 Json::Number("1.0"),
                 Json::Number("1e3"),
                 Json::Number("-0"),
                 Json::Number("123456789012345678901234567890"),
-            ])
+            ]))
         );
         assert_eq!(m[1].0, "b\n");
         assert_eq!(m[1].1, Json::String("xé😀".into()));
@@ -371,13 +371,18 @@ mod tests {
     }
 
     #[test]
+    fn documents_are_compact() {
+        assert!(std::mem::size_of::<Json<'_>>() <= 24);
+    }
+
+    #[test]
     fn duplicate_keys_keep_the_last_value() -> Result<(), ParseError> {
         assert_eq!(
             parse(r#"{"a":1,"b":2,"a":3}"#)?,
-            Json::Object(vec![
+            Json::Object(Box::new([
                 ("a".into(), Json::Number("3")),
                 ("b".into(), Json::Number("2"))
-            ])
+            ]))
         );
         let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
         let text = format!("{{{},\"k3\":\"last\"}}", many.join(","));

@@ -30,14 +30,14 @@ pub fn read_document(text: &str) -> Result<Input<Json<'_>>, InputError> {
 }
 
 fn snapshot<'a>(
-    members: Vec<(std::borrow::Cow<'a, str>, Json<'a>)>,
+    members: Box<[(std::borrow::Cow<'a, str>, Json<'a>)]>,
 ) -> Result<Input<Json<'a>>, InputError> {
     let fail = |m: &str| InputError::Snapshot(m.to_owned());
     let mut status = None;
     let mut headers: Option<Vec<(String, String)>> = None;
     let mut body = None;
     let mut body_text = None;
-    for (key, value) in members {
+    for (key, value) in members.into_vec() {
         match key.as_ref() {
             SNAPSHOT_KEY if value != Json::Number("1") => {
                 return Err(fail("`apidriftSnapshot` must be 1"));
@@ -53,14 +53,14 @@ fn snapshot<'a>(
             "headers" => match value {
                 Json::Object(pairs) => {
                     let headers = headers.get_or_insert_with(Vec::new);
-                    for (name, v) in pairs {
+                    for (name, v) in pairs.into_vec() {
                         match v {
                             Json::String(s) => {
                                 headers.push((name.to_ascii_lowercase(), s.into_owned()))
                             }
                             Json::Array(items) => {
                                 let mut joined = Vec::new();
-                                for item in items {
+                                for item in items.into_vec() {
                                     match item {
                                         Json::String(s) => joined.push(s.into_owned()),
                                         _ => return Err(fail("header values must be strings")),

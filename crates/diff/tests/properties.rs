@@ -41,13 +41,14 @@ fn dedup(members: Vec<(&'static str, Json<'static>)>) -> Json<'static> {
             out.push((Cow::Borrowed(k), v));
         }
     }
-    Json::Object(out)
+    Json::Object(out.into_boxed_slice())
 }
 
 fn json() -> impl Strategy<Value = Json<'static>> {
     leaf().prop_recursive(5, 48, 5, |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(Json::Array),
+            prop::collection::vec(inner.clone(), 0..5)
+                .prop_map(|v| Json::Array(v.into_boxed_slice())),
             prop::collection::vec((prop::sample::select(KEYS), inner), 0..5).prop_map(dedup),
         ]
     })
@@ -182,7 +183,7 @@ proptest! {
             })
     ) {
         let (a, b) = items;
-        let doc = |v: Vec<Json<'static>>| Json::Object(vec![(Cow::Borrowed("data"), Json::Array(v))]);
+        let doc = |v: Vec<Json<'static>>| Json::Object(Box::new([(Cow::Borrowed("data"), Json::Array(v.into_boxed_slice()))]));
         for options in modes() {
             let report = diff_bodies(&doc(a.clone()), &doc(b.clone()), &options);
             prop_assert_eq!(report.map(|r| r.changes), Ok(vec![]));
