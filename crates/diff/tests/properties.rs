@@ -112,7 +112,11 @@ fn tally(report: &Report) -> (u32, u32, u32, u32) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 400,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x00a9_1d21_f7d1),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn diff_with_itself_is_empty(x in json()) {
@@ -194,6 +198,10 @@ proptest! {
     fn parser_never_panics_and_agrees_with_serde_json(text in "[\\[\\]{}\",:0-9a-z.eE+\\- \\\\]{0,40}") {
         let ours = parse(&text);
         let theirs: Result<serde_json::Value, _> = serde_json::from_str(&text);
-        prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{:?}", text);
+        // serde_json also rejects numbers beyond f64 (`1e400`), which are valid JSON.
+        let out_of_range = theirs.as_ref().is_err_and(|e| e.to_string().contains("out of range"));
+        if !out_of_range {
+            prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{:?}", text);
+        }
     }
 }
