@@ -248,15 +248,21 @@ pub async fn touch_token(c: &mut Conn, ws: Uuid, token: Uuid, now: OffsetDateTim
 
 // ------------------------------------------------------------------------------ endpoints
 
-/// The trigger-kept row counts of a workspace: (endpoints, diffs).
-async fn counts(c: &mut Conn, ws: Uuid) -> Result<(u64, u64)> {
-    let row: Option<(i64, i64)> = workspace_counts::table
+/// The trigger-kept row counts of a workspace: (endpoints, diffs, breaking diffs).
+async fn counts(c: &mut Conn, ws: Uuid) -> Result<(u64, u64, u64)> {
+    let row: Option<(i64, i64, i64)> = workspace_counts::table
         .find(ws)
-        .select((workspace_counts::endpoints, workspace_counts::diffs))
+        .select((
+            workspace_counts::endpoints,
+            workspace_counts::diffs,
+            workspace_counts::breaking_diffs,
+        ))
         .first(c)
         .await
         .optional()?;
-    Ok(row.map(|(e, d)| (count(e), count(d))).unwrap_or((0, 0)))
+    Ok(row
+        .map(|(e, d, b)| (count(e), count(d), count(b)))
+        .unwrap_or((0, 0, 0)))
 }
 
 pub async fn count_endpoints(c: &mut Conn, ws: Uuid) -> Result<u64> {
@@ -696,6 +702,14 @@ pub async fn list_diffs(
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
         None if *filter == DiffFilter::default() => counts(c, ws).await?.1,
+        None if *filter
+            == (DiffFilter {
+                breaking_only: true,
+                ..Default::default()
+            }) =>
+        {
+            counts(c, ws).await?.2
+        }
         None => count(base().count().get_result(c).await?),
     };
     let items = rows

@@ -123,6 +123,7 @@ diesel::table! {
         workspace_id -> Uuid,
         endpoints -> Int8,
         diffs -> Int8,
+        breaking_diffs -> Int8,
     }
 }
 

@@ -217,14 +217,20 @@ pub fn touch_token(
 
 // ------------------------------------------------------------------------------ endpoints
 
-/// The trigger-kept row counts of a workspace: (endpoints, diffs).
-fn counts(c: &mut SqliteConnection, ws: Uuid) -> Result<(u64, u64)> {
-    let row: Option<(i64, i64)> = workspace_counts::table
+/// The trigger-kept row counts of a workspace: (endpoints, diffs, breaking diffs).
+fn counts(c: &mut SqliteConnection, ws: Uuid) -> Result<(u64, u64, u64)> {
+    let row: Option<(i64, i64, i64)> = workspace_counts::table
         .find(id(ws))
-        .select((workspace_counts::endpoints, workspace_counts::diffs))
+        .select((
+            workspace_counts::endpoints,
+            workspace_counts::diffs,
+            workspace_counts::breaking_diffs,
+        ))
         .first(c)
         .optional()?;
-    Ok(row.map(|(e, d)| (count(e), count(d))).unwrap_or((0, 0)))
+    Ok(row
+        .map(|(e, d, b)| (count(e), count(d), count(b)))
+        .unwrap_or((0, 0, 0)))
 }
 
 pub fn count_endpoints(c: &mut SqliteConnection, ws: Uuid) -> Result<u64> {
@@ -660,6 +666,14 @@ pub fn list_diffs(
     let total = match known_total(page, rows.len()) {
         Some(t) => t,
         None if *filter == DiffFilter::default() => counts(c, ws)?.1,
+        None if *filter
+            == (DiffFilter {
+                breaking_only: true,
+                ..Default::default()
+            }) =>
+        {
+            counts(c, ws)?.2
+        }
         None => count(base().count().get_result(c)?),
     };
     let items = rows

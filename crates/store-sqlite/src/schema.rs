@@ -123,6 +123,7 @@ diesel::table! {
         workspace_id -> Text,
         endpoints -> BigInt,
         diffs -> BigInt,
+        breaking_diffs -> BigInt,
     }
 }
 

@@ -1154,6 +1154,32 @@ pub async fn list_diffs(store: Arc<dyn Store>) -> TestResult {
     let page = store.list_diffs(a.id, &f, all).await?;
     assert_eq!((page.total, list(&page)), (4, order(&|m| m.3)));
     assert!(page.items.iter().all(|d| d.breaking_count > 0));
+    // A full page takes its total from the workspace counters: they must agree with the rows.
+    let page = store
+        .list_diffs(
+            a.id,
+            &f,
+            PageRequest {
+                limit: 2,
+                offset: 0,
+            },
+        )
+        .await?;
+    assert_eq!((page.total, page.items.len()), (4, 2));
+    let page = store
+        .list_diffs(
+            a.id,
+            &f,
+            PageRequest {
+                limit: 2,
+                offset: 2,
+            },
+        )
+        .await?;
+    assert_eq!(
+        (page.total, list(&page)),
+        (4, order(&|m| m.3)[2..].to_vec())
+    );
 
     let f = DiffFilter {
         endpoint_id: Some(e2.id),

@@ -140,7 +140,9 @@ CREATE INDEX diffs_baseline ON diffs (baseline_id);
 CREATE TABLE workspace_counts (
     workspace_id uuid   PRIMARY KEY REFERENCES workspaces (id) ON DELETE CASCADE,
     endpoints    bigint NOT NULL DEFAULT 0,
-    diffs        bigint NOT NULL DEFAULT 0
+    diffs        bigint NOT NULL DEFAULT 0,
+    -- diffs with at least one breaking change (`?breakingOnly=true` without other filters)
+    breaking_diffs bigint NOT NULL DEFAULT 0
 );
 
 CREATE FUNCTION apidrift_workspace_counts_create() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -177,12 +179,18 @@ CREATE TRIGGER endpoints_count_delete AFTER DELETE ON endpoints
 CREATE FUNCTION apidrift_count_diffs() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        UPDATE workspace_counts c SET diffs = c.diffs + n.rows
-        FROM (SELECT workspace_id, count(*) AS rows FROM new_rows GROUP BY workspace_id) n
+        UPDATE workspace_counts c
+        SET diffs = c.diffs + n.rows, breaking_diffs = c.breaking_diffs + n.breaking
+        FROM (SELECT workspace_id, count(*) AS rows,
+                     count(*) FILTER (WHERE breaking_count > 0) AS breaking
+              FROM new_rows GROUP BY workspace_id) n
         WHERE c.workspace_id = n.workspace_id;
     ELSE
-        UPDATE workspace_counts c SET diffs = c.diffs - o.rows
-        FROM (SELECT workspace_id, count(*) AS rows FROM old_rows GROUP BY workspace_id) o
+        UPDATE workspace_counts c
+        SET diffs = c.diffs - o.rows, breaking_diffs = c.breaking_diffs - o.breaking
+        FROM (SELECT workspace_id, count(*) AS rows,
+                     count(*) FILTER (WHERE breaking_count > 0) AS breaking
+              FROM old_rows GROUP BY workspace_id) o
         WHERE c.workspace_id = o.workspace_id;
     END IF;
     RETURN NULL;

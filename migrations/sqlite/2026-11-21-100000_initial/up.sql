@@ -138,7 +138,9 @@ CREATE INDEX diffs_baseline ON diffs (baseline_id);
 CREATE TABLE workspace_counts (
     workspace_id TEXT   PRIMARY KEY NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     endpoints    BIGINT NOT NULL DEFAULT 0,
-    diffs        BIGINT NOT NULL DEFAULT 0
+    diffs        BIGINT NOT NULL DEFAULT 0,
+    -- diffs with at least one breaking change (`?breakingOnly=true` without other filters)
+    breaking_diffs BIGINT NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 
 CREATE TRIGGER workspace_counts_create AFTER INSERT ON workspaces
@@ -155,9 +157,13 @@ BEGIN
 END;
 CREATE TRIGGER diffs_count_insert AFTER INSERT ON diffs
 BEGIN
-    UPDATE workspace_counts SET diffs = diffs + 1 WHERE workspace_id = NEW.workspace_id;
+    UPDATE workspace_counts
+    SET diffs = diffs + 1, breaking_diffs = breaking_diffs + (NEW.breaking_count > 0)
+    WHERE workspace_id = NEW.workspace_id;
 END;
 CREATE TRIGGER diffs_count_delete AFTER DELETE ON diffs
 BEGIN
-    UPDATE workspace_counts SET diffs = diffs - 1 WHERE workspace_id = OLD.workspace_id;
+    UPDATE workspace_counts
+    SET diffs = diffs - 1, breaking_diffs = breaking_diffs - (OLD.breaking_count > 0)
+    WHERE workspace_id = OLD.workspace_id;
 END;
