@@ -24,6 +24,7 @@
 mod queries;
 mod rows;
 mod schema;
+mod users;
 
 #[cfg(feature = "testkit")]
 pub mod testdb;

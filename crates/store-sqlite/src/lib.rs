@@ -26,6 +26,7 @@
 mod queries;
 mod rows;
 mod schema;
+mod users;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{

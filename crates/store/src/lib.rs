@@ -40,6 +40,7 @@
 //! * **Newest first** is `created_at` descending, then `id` descending (D5).
 
 pub mod types;
+pub mod users;
 
 #[cfg(feature = "testkit")]
 pub mod bench;
@@ -47,6 +48,7 @@ pub mod bench;
 pub mod testkit;
 
 pub use types::*;
+pub use users::*;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use async_trait::async_trait;
@@ -101,7 +103,7 @@ impl StoreError {
 /// id and a row id answer [`StoreError::NotFound`] (writes) or `Ok(None)` (reads) when the row is
 /// missing *or belongs to another workspace*.
 #[async_trait]
-pub trait Store: Send + Sync + std::fmt::Debug {
+pub trait Store: UserStore + Send + Sync + std::fmt::Debug {
     // ---------------------------------------------------------------- database
 
     /// Which adapter this is.
