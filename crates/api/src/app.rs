@@ -22,10 +22,13 @@ use utoipa_actix_web::service_config::ServiceConfig;
 const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/endpoints", "GET, POST"),
     ("/api/v1/endpoints/{id}", "GET"),
+    ("/api/v1/endpoints/{id}/check", "POST"),
     ("/api/v1/diffs", "GET"),
     ("/api/v1/diffs/{id}", "GET"),
     ("/v1/endpoints", "POST"),
     ("/v1/endpoints/{id}/diffs", "GET"),
+    ("/v1/endpoints/{id}/check", "POST"),
+    ("/v1/endpoints/{id}/baseline", "POST"),
     ("/healthz", "GET"),
     ("/readyz", "GET"),
     ("/openapi.json", "GET"),

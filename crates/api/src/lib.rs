@@ -37,5 +37,5 @@ mod state;
 
 pub use app::{Application, create_app};
 pub use error::ApiError;
-pub use ratelimit::{Quota, RateLimits};
+pub use ratelimit::{Quota, RateLimits, StoreLimiter};
 pub use state::{AppState, MAX_BODY_BYTES};

@@ -5,15 +5,17 @@
 //!   says whether one more request fits and what the new TAT is. A refused request leaves the
 //!   TAT alone, so hammering during a lockout does not extend it.
 //! * [`Limiter`] is where TATs live: [`MemoryLimiter`] in the process (SQLite, and the per-address
-//!   limit everywhere).
+//!   limit everywhere); [`StoreLimiter`] in the database through `Store::rate_limit_take` (one
+//!   statement per request), so every instance sharing a PostgreSQL database shares the budget.
 //! * [`RateInfo`] carries the figures of the IETF draft-11 headers `RateLimit-Policy`
 //!   (`"reads";q=120;w=60`) and `RateLimit` (`"reads";r=87;t=23`), and `Retry-After` on a 429.
 
 use crate::error::ApiError;
 use actix_web::http::header::{HeaderName, HeaderValue};
+use apidrift_store::Store;
 use async_trait::async_trait;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A limited class of requests.
@@ -260,6 +262,50 @@ impl Limiter for MemoryLimiter {
     }
 }
 
+/// TATs in the database, shared by every instance; falls back to memory when the store keeps
+/// no shared state (SQLite).
+#[derive(Debug)]
+pub struct StoreLimiter {
+    store: Arc<dyn Store>,
+    fallback: MemoryLimiter,
+}
+
+impl StoreLimiter {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        StoreLimiter {
+            store,
+            fallback: MemoryLimiter::default(),
+        }
+    }
+}
+
+#[async_trait]
+impl Limiter for StoreLimiter {
+    async fn take(&self, key: &str, class: Class, quota: Quota) -> Result<RateInfo, ApiError> {
+        let outcome = self
+            .store
+            .rate_limit_take(key, quota.interval_nanos(), quota.tolerance_nanos())
+            .await
+            .map_err(ApiError::store)?;
+        let Some(outcome) = outcome else {
+            return self.fallback.take(key, class, quota).await;
+        };
+        let step = Step {
+            allowed: outcome.allowed,
+            tat: 0,
+            remaining: outcome.remaining,
+            reset_nanos: outcome.reset_nanos,
+            retry_nanos: outcome.retry_nanos,
+        };
+        let info = RateInfo::from_step(class, quota, &step);
+        if step.allowed {
+            Ok(info)
+        } else {
+            Err(ApiError::RateLimited(info))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,6 +368,31 @@ mod tests {
         assert!(l.blocked("a", q).is_some());
         assert!(l.step("b", q).allowed);
         assert!(l.blocked("b", q).is_none());
+    }
+
+    #[test]
+    fn store_formula_matches_the_memory_step() {
+        let q = Quota::per_minute(3);
+        let (t, tau) = (q.interval_nanos(), q.tolerance_nanos());
+        let mut tat = None;
+        for now in [0, 0, 0, 0, 5 * SEC, 25 * SEC] {
+            let step = gcra(tat, now, q);
+            let written = step.allowed.then_some(step.tat);
+            let o = apidrift_store::RateLimitOutcome::from_tats(now, tat, written, t, tau);
+            assert_eq!(
+                (o.allowed, o.remaining, o.reset_nanos, o.retry_nanos),
+                (
+                    step.allowed,
+                    step.remaining,
+                    step.reset_nanos,
+                    step.retry_nanos
+                ),
+                "at {now}"
+            );
+            if step.allowed {
+                tat = Some(step.tat);
+            }
+        }
     }
 
     #[test]

@@ -322,6 +322,22 @@ impl Store for PgStore {
         .await)
     }
 
+    async fn rate_limit_take(
+        &self,
+        key: &str,
+        interval_nanos: i64,
+        tolerance_nanos: i64,
+    ) -> Result<Option<apidrift_store::RateLimitOutcome>, StoreError> {
+        plain!(self, |c| queries::rate_limit_take(
+            c,
+            key,
+            interval_nanos,
+            tolerance_nanos
+        )
+        .await
+        .map(Some))
+    }
+
     async fn create_endpoints(
         &self,
         workspace_id: Uuid,

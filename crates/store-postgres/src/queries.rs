@@ -911,3 +911,51 @@ pub async fn replace_sealed_value(
     };
     Ok(n > 0)
 }
+
+#[derive(QueryableByName)]
+struct RateStep {
+    #[diesel(sql_type = Int8)]
+    now_nanos: i64,
+    #[diesel(sql_type = Nullable<Int8>)]
+    old_tat: Option<i64>,
+    #[diesel(sql_type = Nullable<Int8>)]
+    new_tat: Option<i64>,
+}
+
+/// One GCRA step in one statement (see `Store::rate_limit_take`). The conflict update locks the
+/// key's row and re-checks against its current TAT, so concurrent requests on every instance
+/// never pass more than the burst; a possibly stale `old` can only refuse what the row would
+/// refuse too (TATs only grow).
+pub async fn rate_limit_take(
+    c: &mut Conn,
+    key: &str,
+    interval: i64,
+    tolerance: i64,
+) -> Result<apidrift_store::RateLimitOutcome> {
+    let step: RateStep = diesel::sql_query(
+        "WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8 AS n), \
+         old AS (SELECT tat FROM rate_limits WHERE key = $1), \
+         up AS ( \
+           INSERT INTO rate_limits (key, tat) \
+           SELECT $1, GREATEST(COALESCE((SELECT tat FROM old), n), n) + $2 FROM clock \
+           WHERE GREATEST(COALESCE((SELECT tat FROM old), n), n) + $2 - n <= $3 \
+           ON CONFLICT (key) DO UPDATE \
+           SET tat = GREATEST(rate_limits.tat, (SELECT n FROM clock)) + $2 \
+           WHERE GREATEST(rate_limits.tat, (SELECT n FROM clock)) + $2 - (SELECT n FROM clock) <= $3 \
+           RETURNING tat) \
+         SELECT (SELECT n FROM clock) AS now_nanos, (SELECT tat FROM old) AS old_tat, \
+                (SELECT tat FROM up) AS new_tat",
+    )
+    .bind::<Text, _>(key)
+    .bind::<Int8, _>(interval)
+    .bind::<Int8, _>(tolerance)
+    .get_result(c)
+    .await?;
+    Ok(apidrift_store::RateLimitOutcome::from_tats(
+        step.now_nanos,
+        step.old_tat,
+        step.new_tat,
+        interval,
+        tolerance,
+    ))
+}

@@ -311,6 +311,23 @@ pub trait Store: UserStore + Send + Sync + std::fmt::Debug {
         now: OffsetDateTime,
     ) -> Result<AcceptOutcome, StoreError>;
 
+    // ---------------------------------------------------------------- rate limits
+
+    /// Rate limits shared by every instance on the database (D17): one GCRA step for `key` in
+    /// ONE statement, on the database's clock. A request fits when the key's theoretical arrival
+    /// time (TAT), advanced by `interval_nanos`, stays within `tolerance_nanos` of now; a refused
+    /// request leaves the TAT alone. `Ok(None)` means this adapter keeps no shared state (the
+    /// default; SQLite is one process, so the API limits in memory).
+    async fn rate_limit_take(
+        &self,
+        key: &str,
+        interval_nanos: i64,
+        tolerance_nanos: i64,
+    ) -> Result<Option<RateLimitOutcome>, StoreError> {
+        let _ = (key, interval_nanos, tolerance_nanos);
+        Ok(None)
+    }
+
     // ---------------------------------------------------------------- key rotation
 
     /// Operator (`apidrift keys rotate`): one batch of sealed values of `field`, across every

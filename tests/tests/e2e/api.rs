@@ -918,7 +918,10 @@ fn order_of_checks(backend: Backend) -> TestResult {
 
     // With a key: 402 comes last.
     let key = SecretKey::generate()?.to_base64().to_string();
-    let server = env.serve(&["--no-bootstrap"], &[("ENDPOINT_SECRET_KEY", &key)])?;
+    // The same limits: with PostgreSQL the budgets spent above live on in the database.
+    let mut vars = vars.to_vec();
+    vars.push(("ENDPOINT_SECRET_KEY", &key));
+    let server = env.serve(&["--no-bootstrap"], &vars)?;
     let c = Client::new(&server);
     error(&c.post("/api/v1/endpoints", &all, &json!([]))?, 400)?;
     error(&c.post("/api/v1/endpoints", &all, &entry("x"))?, 402)?;
@@ -1017,7 +1020,10 @@ fn rate_limits_exactly_n_of_m(backend: Backend) -> TestResult {
         ("APIDRIFT_LIMITS__READS_PER_MINUTE", "120"),
     ];
     let server = env.serve(&["--no-bootstrap"], &vars)?;
-    let results = concurrent(&server, &b_tok, "/api/v1/diffs", 500)?;
+    // A fresh workspace: with PostgreSQL, B's spent budget lives on in the database.
+    let c = env.workspace("C", &[])?;
+    let c_tok = env.token(&c, "endpoints:read", "viewer")?;
+    let results = concurrent(&server, &c_tok, "/api/v1/diffs", 500)?;
     let passed = results.iter().filter(|r| r.status == 200).count();
     let limited = results.iter().filter(|r| r.status == 429).count();
     assert_eq!((passed, limited), (120, 380));
@@ -1114,5 +1120,43 @@ fn no_key_and_bootstrap(backend: Backend) -> TestResult {
             .status,
         200
     );
+    Ok(())
+}
+
+/// D17: with PostgreSQL the budget is shared by every instance on the database: 40 concurrent
+/// reads spread over two servers pass exactly 12 times in total.
+#[test]
+fn postgres_instances_share_the_budget() -> TestResult {
+    let Some(env) = Env::new(Backend::Postgres)? else {
+        return Ok(());
+    };
+    let ws = env.workspace("Shared", &[])?;
+    let token = env.token(&ws, "endpoints:read", "viewer")?;
+    let vars = [
+        ("APIDRIFT_LIMITS__READS_PER_MINUTE", "12"),
+        ("APIDRIFT_LIMITS__WINDOW_SECS", "3600"),
+    ];
+    let one = env.serve(&["--no-bootstrap"], &vars)?;
+    let two = env.serve(&["--no-bootstrap"], &vars)?;
+    let (a, b) = std::thread::scope(|s| {
+        let a = s
+            .spawn(|| concurrent(&one, &token, "/api/v1/endpoints", 20).map_err(|e| e.to_string()));
+        let b =
+            s.spawn(|| concurrent(&two, &token, "/api/v1/diffs", 20).map_err(|e| e.to_string()));
+        (a.join(), b.join())
+    });
+    let a = a.map_err(|_| "thread panicked")??;
+    let b = b.map_err(|_| "thread panicked")??;
+    let passed = a.iter().chain(&b).filter(|r| r.status == 200).count();
+    let limited = a.iter().chain(&b).filter(|r| r.status == 429).count();
+    assert_eq!((passed, limited), (12, 28));
+    // A restart keeps the spent budget (it lives in the database).
+    drop(one);
+    let three = env.serve(&["--no-bootstrap"], &vars)?;
+    let res = three
+        .request("GET", "/api/v1/endpoints")
+        .bearer(&token)
+        .send()?;
+    error(&res, 429)?;
     Ok(())
 }

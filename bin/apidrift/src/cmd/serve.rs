@@ -10,11 +10,12 @@
 use super::CliError;
 use crate::config::{self, GlobalArgs, LimitSettings, Overrides, Settings};
 use crate::db;
-use apidrift_api::{AppState, Application, Quota, RateLimits};
+use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
 use apidrift_model::net::AllowList;
 use apidrift_model::{Plan, Role, Scope};
 use apidrift_seal::{KeyRing, Token};
-use apidrift_store::{NewToken, NewWorkspace, Store, new_id};
+use apidrift_store::{Backend, NewToken, NewWorkspace, Store, new_id};
+use std::sync::Arc;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -66,7 +67,12 @@ async fn serve(
              POST /endpoints answers 503 until one is configured"
         );
     }
-    let state = AppState::new(store, keys, allow, limits);
+    let shared = store.backend() == Backend::Postgres;
+    let mut state = AppState::new(store.clone(), keys, allow, limits);
+    if shared {
+        // Every instance on the database shares the per-workspace budgets (D17).
+        state = state.with_limiter(Arc::new(StoreLimiter::new(store)));
+    }
     let app = Application::build(state, &settings.server.bind, settings.server.workers)
         .map_err(|e| CliError(format!("cannot listen on {}: {e}", settings.server.bind)))?;
     let addr = app.addr();
