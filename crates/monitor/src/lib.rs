@@ -25,13 +25,23 @@
 //!   [`Monitor::attach_contract`] / [`Monitor::detach_contract`] (D10). [`CheckOutcome`] gives
 //!   the spec's 200 body ([`CheckOutcome::to_response`]).
 //!
+//! * [`alerts`] — D11 event bodies, the diff fingerprint, `Apidrift-Signature` signing and
+//!   verification, webhook secrets; [`Monitor::accept_diff`] (D12) promotes a check's response.
+//! * [`Worker`] ([`worker`], [`scheduler`], [`outbox`]) — the background loops of
+//!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
+//!   retried with backoff, released on graceful shutdown.
+//!
 //! The crate has no HTTP-server code; the API maps [`MonitorError`] to status codes.
 
+pub mod alerts;
 mod body;
 mod client;
 mod error;
 mod monitor;
+pub mod outbox;
 mod resolve;
+pub mod scheduler;
+pub mod worker;
 
 pub use client::{
     CONNECT_TIMEOUT, Client, ClientBuilder, DNS_TIMEOUT, FetchRequest, FetchResponse, Limits,
@@ -40,3 +50,4 @@ pub use client::{
 pub use error::{FetchError, FetchErrorKind, MonitorError};
 pub use monitor::{CheckOutcome, Monitor, contract_from_openapi};
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
+pub use worker::{Worker, WorkerConfig, WorkerStats};

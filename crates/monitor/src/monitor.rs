@@ -35,7 +35,7 @@ pub struct CheckOutcome {
     pub response_time: Option<u32>,
     /// The failure of a fetch that produced no response (`dns_failed`, …).
     pub error_kind: Option<String>,
-    /// Deliveries queued (alerts, D11). The outbox is not part of this crate yet: always 0.
+    /// Deliveries queued by this check (alerts, D11).
     pub alerts_sent: u32,
     pub changes: Vec<DiffChange>,
 }
@@ -429,7 +429,21 @@ impl Monitor {
             );
         }
         let diff_id = diff_row.as_ref().map(|d| d.id);
-        let recorded = self.store.record_check(ws, check, diff_row).await?;
+        // D11: the alert decision and its outbox rows are written in the check's transaction.
+        let previous = match diff_row {
+            None => self.store.latest_diff(ws, endpoint.id).await?,
+            Some(_) => None,
+        };
+        let draft = crate::alerts::draft_for(
+            endpoint,
+            finished_at,
+            diff_row.as_ref().map(|d| (d.id, d.changes.as_slice())),
+            previous.as_ref().map(|p| (&p.base, p.changes.as_slice())),
+        );
+        let (recorded, alerts_sent) = self
+            .store
+            .record_check_alerting(ws, check, diff_row, draft)
+            .await?;
         Ok(CheckOutcome {
             check_id,
             diff_id,
@@ -438,9 +452,64 @@ impl Monitor {
             http_status: recorded.check.http_status,
             response_time: recorded.check.response_time,
             error_kind: recorded.check.error_kind,
-            alerts_sent: 0,
+            alerts_sent,
             changes,
         })
+    }
+
+    /// Accepts a diff (D12): sets `accepted`, promotes the response of the check that found it
+    /// to a new baseline (`baselineVersion` + 1; none when that check got no response) and sets
+    /// health `healthy` when it is the endpoint's latest diff. Idempotent: accepting again
+    /// records nothing. [`MonitorError::NotFound`] for a diff of another workspace.
+    pub async fn accept_diff(
+        &self,
+        workspace_id: Uuid,
+        diff_id: Uuid,
+    ) -> Result<(apidrift_model::DiffDetail, apidrift_store::AcceptOutcome), MonitorError> {
+        let Some(detail) = self.store.get_diff(workspace_id, diff_id).await? else {
+            return Err(MonitorError::NotFound);
+        };
+        let endpoint_id = detail.base.endpoint_id.ok_or(MonitorError::NotFound)?;
+        let lock = self.lock_for(endpoint_id);
+        let _guard = lock.lock().await;
+        let mut baseline = None;
+        if !detail.base.accepted
+            && let Some(check_id) = detail.check_id
+            && let Some(check) = self.store.get_check(workspace_id, check_id).await?
+            && let (Some(status), Some(blob)) = (check.http_status, check.sealed_body.as_ref())
+        {
+            let body = self
+                .keys
+                .open(blob, &binding(workspace_id, check_id, Field::CheckBody))
+                .map_err(|e| MonitorError::Seal(e.to_string()))?;
+            let shape = match body_of(check.content_type.as_deref(), &body) {
+                Body::Json(json) => serde_json::to_value(
+                    Shape::infer(&json).map_err(|e| MonitorError::Diff(e.to_string()))?,
+                )
+                .map_err(|e| MonitorError::Diff(e.to_string()))?,
+                _ => Value::Null,
+            };
+            let id = new_id();
+            let sealed_body = self
+                .keys
+                .seal(&body, &binding(workspace_id, id, Field::BaselineBody))
+                .map_err(|e| MonitorError::Seal(e.to_string()))?;
+            baseline = Some(NewBaseline {
+                id,
+                endpoint_id,
+                status,
+                content_type: check.content_type.clone(),
+                headers: check.headers.clone().unwrap_or(Value::Object(Map::new())),
+                sealed_body,
+                shape,
+                captured_at: OffsetDateTime::now_utc(),
+            });
+        }
+        let outcome = self
+            .store
+            .accept_diff(workspace_id, diff_id, baseline, OffsetDateTime::now_utc())
+            .await?;
+        Ok((detail, outcome))
     }
 
     fn validate_contract(

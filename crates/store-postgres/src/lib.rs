@@ -21,6 +21,7 @@
 //! * TLS: connections are made without TLS (`sslmode=require` URLs are refused by the driver);
 //!   run the database on a private network or a local socket.
 
+mod alerts;
 mod queries;
 mod rows;
 mod schema;

@@ -23,6 +23,7 @@
 //! * uuids are stored as lower-case hyphenated TEXT, timestamps as INTEGER microseconds since the
 //!   Unix epoch (UTC), JSON as TEXT; all sort correctly.
 
+mod alerts;
 mod queries;
 mod rows;
 mod schema;

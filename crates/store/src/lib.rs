@@ -39,6 +39,7 @@
 //!   `Vec<u8>` blobs made by `apidrift-seal`, token secrets arrive as hex SHA-256 hashes.
 //! * **Newest first** is `created_at` descending, then `id` descending (D5).
 
+pub mod alerts;
 pub mod types;
 pub mod users;
 
@@ -47,6 +48,7 @@ pub mod bench;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use alerts::*;
 pub use types::*;
 pub use users::*;
 
@@ -103,7 +105,7 @@ impl StoreError {
 /// id and a row id answer [`StoreError::NotFound`] (writes) or `Ok(None)` (reads) when the row is
 /// missing *or belongs to another workspace*.
 #[async_trait]
-pub trait Store: UserStore + Send + Sync + std::fmt::Debug {
+pub trait Store: UserStore + AlertStore + Send + Sync + std::fmt::Debug {
     // ---------------------------------------------------------------- database
 
     /// Which adapter this is.

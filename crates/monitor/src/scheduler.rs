@@ -1,0 +1,240 @@
+//! Scheduled checks (D17, D18). Each loop turn: create schedule rows for endpoints that got a
+//! `schedule` (first run spread over one period: jitter), claim due schedules with a lease, run
+//! them, and set the next run one period after the slot that was due — or, after downtime, the
+//! first slot after now, so missed slots collapse into one catch-up run.
+//!
+//! A run: the workspace must be on Starter or above (else skipped); without a baseline the run
+//! captures it; otherwise it is a check. Every run consumes one quota unit; with the quota
+//! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
+
+use crate::MonitorError;
+use crate::worker::{Ctx, WorkerStats, claim_loop, random_below};
+use apidrift_model::{Frequency, Plan};
+use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
+use std::time::Duration;
+use time::OffsetDateTime;
+use tokio::sync::watch;
+
+/// The period of a frequency (a month is 30 days).
+pub fn period_of(frequency: Frequency) -> Duration {
+    const HOUR: u64 = 3600;
+    Duration::from_secs(match frequency {
+        Frequency::Hourly => HOUR,
+        Frequency::Daily => 24 * HOUR,
+        Frequency::Weekly => 7 * 24 * HOUR,
+        Frequency::Monthly => 30 * 24 * HOUR,
+    })
+}
+
+/// The next run after a run of the slot `due` that happened at `now`: `due + period`, or when
+/// that is already past (downtime), the first slot of the same phase after `now`.
+pub fn next_run(due: OffsetDateTime, now: OffsetDateTime, period: Duration) -> OffsetDateTime {
+    let p = time::Duration::try_from(period).unwrap_or(time::Duration::HOUR);
+    let next = due + p;
+    if next > now || p <= time::Duration::ZERO {
+        return next;
+    }
+    let p_us = p.whole_microseconds().max(1);
+    let behind = (now - due).whole_microseconds();
+    let slots = behind / p_us + 1;
+    due + time::Duration::microseconds(i64::try_from(slots * p_us).unwrap_or(i64::MAX))
+}
+
+fn period(ctx: &Ctx, f: Frequency) -> Duration {
+    ctx.config.period_override.unwrap_or_else(|| period_of(f))
+}
+
+/// Creates schedule rows for endpoints that have none.
+async fn sync(ctx: &Ctx) {
+    let store = ctx.monitor.store();
+    loop {
+        let found = match store.unscheduled_endpoints(1000).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %e, "scheduler: listing new schedules failed");
+                return;
+            }
+        };
+        if found.is_empty() {
+            return;
+        }
+        let now = OffsetDateTime::now_utc();
+        let n = found.len();
+        let rows = found
+            .into_iter()
+            .map(|(workspace_id, endpoint_id, frequency)| {
+                let p = period(ctx, frequency).as_micros();
+                let jitter = if ctx.config.first_run_jitter {
+                    random_below(u64::try_from(p).unwrap_or(u64::MAX))
+                } else {
+                    0
+                };
+                NewSchedule {
+                    workspace_id,
+                    endpoint_id,
+                    frequency,
+                    next_run_at: now
+                        + time::Duration::microseconds(i64::try_from(jitter).unwrap_or(0)),
+                }
+            })
+            .collect();
+        if let Err(e) = store.insert_schedules(rows).await {
+            tracing::warn!(error = %e, "scheduler: creating schedules failed");
+            return;
+        }
+        if n < 1000 {
+            return;
+        }
+    }
+}
+
+/// The schedule loop of one process.
+pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
+    let claim_ctx = ctx.clone();
+    let mut last_sync: Option<std::time::Instant> = None;
+    claim_loop(
+        ctx.config.poll,
+        ctx.config.grace,
+        ctx.config.concurrency.max(1),
+        stop,
+        move |free| {
+            let ctx = claim_ctx.clone();
+            let do_sync = last_sync.is_none_or(|t| t.elapsed() >= ctx.config.poll);
+            if do_sync {
+                last_sync = Some(std::time::Instant::now());
+            }
+            async move {
+                if do_sync {
+                    sync(&ctx).await;
+                }
+                let now = OffsetDateTime::now_utc();
+                let limit = u32::try_from(free.min(500)).unwrap_or(500);
+                match ctx
+                    .monitor
+                    .store()
+                    .claim_schedules(&ctx.owner, now, ctx.config.lease, limit)
+                    .await
+                {
+                    Ok(items) => {
+                        WorkerStats::add(&ctx.stats.schedules_claimed, items.len() as u64);
+                        items
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "scheduler: claim failed");
+                        Vec::new()
+                    }
+                }
+            }
+        },
+        move |item: ClaimedSchedule| {
+            let ctx = ctx.clone();
+            async move { run_one(&ctx, item).await }
+        },
+    )
+    .await;
+}
+
+async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
+    let started = OffsetDateTime::now_utc();
+    let lag = (started - item.next_run_at).whole_milliseconds().max(0);
+    ctx.stats
+        .lags
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(u64::try_from(lag).unwrap_or(0));
+    let (outcome, skipped) = execute(ctx, &item).await;
+    let now = OffsetDateTime::now_utc();
+    if skipped {
+        WorkerStats::add(&ctx.stats.schedules_skipped, 1);
+    } else {
+        WorkerStats::add(&ctx.stats.schedules_run, 1);
+    }
+    let next = next_run(item.next_run_at, now, period(ctx, item.frequency));
+    match ctx
+        .monitor
+        .store()
+        .finish_schedule(item.endpoint_id, &ctx.owner, next, &outcome, skipped, now)
+        .await
+    {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(endpoint = %item.endpoint_id, "scheduler: lease lost"),
+        Err(e) => tracing::warn!(error = %e, "scheduler: finishing a run failed"),
+    }
+}
+
+/// Runs one due schedule; returns (outcome, skipped).
+async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
+    let store = ctx.monitor.store();
+    let (ws, ep) = (item.workspace_id, item.endpoint_id);
+    let workspace = match store.get_workspace(ws).await {
+        Ok(Some(w)) => w,
+        Ok(None) => return ("skipped: workspace not found".into(), true),
+        Err(e) => return (format!("failed: {e}"), false),
+    };
+    if matches!(workspace.plan, Plan::Free) {
+        return (
+            "skipped: schedules require the Starter plan or above".into(),
+            true,
+        );
+    }
+    match store.active_baseline(ws, ep).await {
+        Ok(Some(_)) => match ctx.monitor.run_check(ws, ep).await {
+            Ok(o) => (
+                format!(
+                    "checked: {} changes, {} alerts queued",
+                    o.counts.changes, o.alerts_sent
+                ),
+                false,
+            ),
+            Err(MonitorError::QuotaExhausted { .. }) => {
+                ("skipped: monthly check quota exhausted".into(), true)
+            }
+            Err(MonitorError::NotFound) => ("skipped: endpoint not found".into(), true),
+            Err(e) => (format!("failed: {e}"), false),
+        },
+        Ok(None) => {
+            match store
+                .consume_check_unit(ws, OffsetDateTime::now_utc())
+                .await
+            {
+                Ok(QuotaOutcome::Consumed { .. }) => {}
+                Ok(QuotaOutcome::Exhausted { .. }) => {
+                    return ("skipped: monthly check quota exhausted".into(), true);
+                }
+                Err(e) => return (format!("failed: {e}"), false),
+            }
+            match ctx.monitor.capture_baseline(ws, ep).await {
+                Ok(b) => (format!("baseline captured: version {}", b.version), false),
+                Err(e) => (format!("failed: {e}"), false),
+            }
+        }
+        Err(e) => (format!("failed: {e}"), false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_run_keeps_the_phase_and_collapses_missed_slots() {
+        let h = Duration::from_secs(3600);
+        let due = OffsetDateTime::UNIX_EPOCH + time::Duration::minutes(17);
+        // On time: one period later.
+        assert_eq!(
+            next_run(due, due + time::Duration::seconds(3), h),
+            due + time::Duration::HOUR
+        );
+        // Five and a half hours of downtime: the next slot after now, same minute.
+        let now = due + time::Duration::minutes(330);
+        let next = next_run(due, now, h);
+        assert!(next > now && next - now <= time::Duration::HOUR);
+        assert_eq!((next - due).whole_minutes() % 60, 0);
+    }
+
+    #[test]
+    fn periods() {
+        assert_eq!(period_of(Frequency::Hourly), Duration::from_secs(3600));
+        assert_eq!(period_of(Frequency::Daily), Duration::from_secs(86_400));
+    }
+}

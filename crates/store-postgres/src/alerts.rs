@@ -1,0 +1,575 @@
+//! [`AlertStore`] on PostgreSQL: webhooks, the outbox, deliveries and schedules. Claims are one
+//! `UPDATE … WHERE key IN (SELECT … FOR UPDATE SKIP LOCKED)` statement, so N workers never claim
+//! the same row, and a lease (`lease_until`) lets another worker take over the work of one that
+//! died.
+
+use crate::{Error, PgStore, Result, queries};
+use apidrift_model::{Frequency, Severity};
+use apidrift_store::{
+    AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
+    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
+    ScheduleInfo, StoreError, StoredWebhook, ids_from_text, ids_to_text, new_id, plan_alerts,
+};
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Bytea, Int4, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use std::time::Duration;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+type Conn = AsyncPgConnection;
+
+fn lease_until(now: OffsetDateTime, lease: Duration) -> OffsetDateTime {
+    now + time::Duration::try_from(lease).unwrap_or(time::Duration::HOUR)
+}
+
+#[derive(QueryableByName)]
+struct WebhookRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Text)]
+    min_severity: String,
+    #[diesel(sql_type = Bytea)]
+    sealed_secret: Vec<u8>,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+impl WebhookRow {
+    fn into_model(self) -> Result<StoredWebhook, StoreError> {
+        Ok(NewWebhook {
+            id: self.id,
+            workspace_id: self.workspace_id,
+            url: self.url,
+            min_severity: self
+                .min_severity
+                .parse::<Severity>()
+                .map_err(|e| StoreError::corrupt("webhooks.min_severity", e))?,
+            sealed_secret: self.sealed_secret,
+            created_at: self.created_at,
+        })
+    }
+}
+
+async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+    let rows: Vec<WebhookRow> = diesel::sql_query(
+        "SELECT id, workspace_id, url, min_severity, sealed_secret, created_at FROM webhooks \
+         WHERE workspace_id = $1 ORDER BY created_at, id",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .load(c)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(WebhookRow::into_model)
+        .collect::<Result<_, _>>()?)
+}
+
+#[derive(QueryableByName)]
+struct StateRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    fingerprint: Option<String>,
+    #[diesel(sql_type = Text)]
+    webhook_ids: String,
+}
+
+async fn record_alerting(
+    c: &mut Conn,
+    ws: Uuid,
+    check: &NewCheck,
+    diff: Option<&NewDiff>,
+    draft: &AlertDraft,
+) -> Result<(RecordedCheck, u32)> {
+    // record_check locks the endpoint row first, so alert state changes are serialised.
+    let recorded = queries::record_check(c, ws, check, diff).await?;
+    let endpoint = check.endpoint_id;
+    let state: Option<StateRow> = diesel::sql_query(
+        "SELECT fingerprint, webhook_ids FROM alert_state \
+         WHERE workspace_id = $1 AND endpoint_id = $2",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(endpoint)
+    .get_result(c)
+    .await
+    .optional()?;
+    let state = match state {
+        Some(s) => AlertState {
+            fingerprint: s.fingerprint,
+            webhook_ids: ids_from_text(&s.webhook_ids)?,
+        },
+        None => AlertState::default(),
+    };
+    let webhooks = list_webhooks(c, ws).await?;
+    let plan = plan_alerts(&state, draft, &webhooks);
+    let mut queued = 0u32;
+    if let Some((kind, payload)) = &plan.event {
+        diesel::sql_query(
+            "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind::<SqlUuid, _>(draft.event_id)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Text, _>(*kind)
+        .bind::<Text, _>(payload)
+        .bind::<Timestamptz, _>(draft.created_at)
+        .execute(c)
+        .await?;
+        let ids: Vec<Uuid> = plan.webhook_ids.iter().map(|_| new_id()).collect();
+        let n = diesel::sql_query(
+            "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
+             next_attempt_at, created_at) \
+             SELECT d, $2, $3, w, 'pending', 0, $4, $4 FROM unnest($1::uuid[], $5::uuid[]) AS t(d, w)",
+        )
+        .bind::<Array<SqlUuid>, _>(&ids)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(draft.event_id)
+        .bind::<Timestamptz, _>(draft.created_at)
+        .bind::<Array<SqlUuid>, _>(&plan.webhook_ids)
+        .execute(c)
+        .await?;
+        queued = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if plan.state != state {
+        diesel::sql_query(
+            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint_id) DO UPDATE SET \
+             fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
+             updated_at = excluded.updated_at",
+        )
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<Nullable<Text>, _>(plan.state.fingerprint.clone())
+        .bind::<Text, _>(ids_to_text(&plan.state.webhook_ids))
+        .bind::<Timestamptz, _>(draft.created_at)
+        .execute(c)
+        .await?;
+    }
+    Ok((recorded, queued))
+}
+
+#[derive(QueryableByName)]
+struct DeliveryRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    event_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    webhook_id: Uuid,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Bytea)]
+    sealed_secret: Vec<u8>,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = Int4)]
+    attempts: i32,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Int8)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct One {
+    #[diesel(sql_type = Int8)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct Unscheduled {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    schedule: String,
+}
+
+#[derive(QueryableByName)]
+struct ScheduleRow {
+    #[diesel(sql_type = SqlUuid)]
+    workspace_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    endpoint_id: Uuid,
+    #[diesel(sql_type = Text)]
+    frequency: String,
+    #[diesel(sql_type = Timestamptz)]
+    next_run_at: OffsetDateTime,
+}
+
+#[derive(QueryableByName)]
+struct InfoRow {
+    #[diesel(sql_type = Text)]
+    frequency: String,
+    #[diesel(sql_type = Timestamptz)]
+    next_run_at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_run_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_outcome: Option<String>,
+    #[diesel(sql_type = Int8)]
+    runs: i64,
+    #[diesel(sql_type = Int8)]
+    skipped: i64,
+}
+
+fn frequency(text: &str) -> Result<Frequency, StoreError> {
+    text.parse::<Frequency>()
+        .map_err(|e| StoreError::corrupt("schedule", e))
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+#[async_trait]
+impl AlertStore for PgStore {
+    async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query(
+            "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind::<SqlUuid, _>(new.id)
+        .bind::<SqlUuid, _>(new.workspace_id)
+        .bind::<Text, _>(&new.url)
+        .bind::<Text, _>(new.min_severity.as_str())
+        .bind::<Bytea, _>(&new.sealed_secret)
+        .bind::<Timestamptz, _>(new.created_at)
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(new)
+    }
+
+    async fn list_webhooks(&self, workspace_id: Uuid) -> Result<Vec<StoredWebhook>, StoreError> {
+        let mut conn = self.conn().await?;
+        list_webhooks(&mut conn, workspace_id)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn delete_webhook(&self, workspace_id: Uuid, webhook_id: Uuid) -> Result<(), StoreError> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query("DELETE FROM webhooks WHERE workspace_id = $1 AND id = $2")
+            .bind::<SqlUuid, _>(workspace_id)
+            .bind::<SqlUuid, _>(webhook_id)
+            .execute(&mut conn)
+            .await
+            .map_err(|e| StoreError::from(Error::Db(e)))?;
+        if n == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn record_check_alerting(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<(RecordedCheck, u32), StoreError> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| {
+            record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<DeliveryRow> = diesel::sql_query(
+            "WITH claimed AS ( \
+               UPDATE deliveries SET lease_until = $2, lease_owner = $3 \
+               WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' \
+                 AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1) \
+                 ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+               RETURNING id, workspace_id, event_id, webhook_id, attempts) \
+             SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.url, w.sealed_secret, \
+               e.payload, d.attempts, e.created_at \
+             FROM claimed d JOIN webhooks w ON w.id = d.webhook_id \
+             JOIN outbox_events e ON e.id = d.event_id",
+        )
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(lease_until(now, lease))
+        .bind::<Text, _>(owner)
+        .bind::<Int8, _>(i64::from(limit))
+        .load(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ClaimedDelivery {
+                id: r.id,
+                workspace_id: r.workspace_id,
+                event_id: r.event_id,
+                webhook_id: r.webhook_id,
+                url: r.url,
+                sealed_secret: r.sealed_secret,
+                payload: r.payload,
+                attempts: u32::try_from(r.attempts).unwrap_or(0),
+                created_at: r.created_at,
+            })
+            .collect())
+    }
+
+    async fn finish_delivery(
+        &self,
+        delivery_id: Uuid,
+        owner: &str,
+        attempt: DeliveryAttempt,
+        outcome: DeliveryOutcome,
+    ) -> Result<bool, StoreError> {
+        let (state, next, finished) = match outcome {
+            DeliveryOutcome::Delivered => ("delivered", None, Some(attempt.attempted_at)),
+            DeliveryOutcome::Retry(at) => ("pending", Some(at), None),
+            DeliveryOutcome::Failed => ("failed", None, Some(attempt.attempted_at)),
+        };
+        let owner = owner.to_owned();
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| {
+            let n = diesel::sql_query(
+                "UPDATE deliveries SET state = $1, attempts = attempts + 1, \
+                 next_attempt_at = COALESCE($2, next_attempt_at), finished_at = $3, \
+                 last_error = $4, lease_until = NULL, lease_owner = NULL \
+                 WHERE id = $5 AND lease_owner = $6",
+            )
+            .bind::<Text, _>(state)
+            .bind::<Nullable<Timestamptz>, _>(next)
+            .bind::<Nullable<Timestamptz>, _>(finished)
+            .bind::<Nullable<Text>, _>(attempt.error.clone())
+            .bind::<SqlUuid, _>(delivery_id)
+            .bind::<Text, _>(&owner)
+            .execute(c)
+            .await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            diesel::sql_query(
+                "INSERT INTO delivery_attempts (id, delivery_id, attempt, attempted_at, \
+                 http_status, error, duration_ms) \
+                 VALUES ($1, $2, (SELECT attempts FROM deliveries WHERE id = $2), $3, $4, $5, $6)",
+            )
+            .bind::<SqlUuid, _>(attempt.id)
+            .bind::<SqlUuid, _>(delivery_id)
+            .bind::<Timestamptz, _>(attempt.attempted_at)
+            .bind::<Nullable<Int4>, _>(attempt.http_status.map(i32::from))
+            .bind::<Nullable<Text>, _>(attempt.error.clone())
+            .bind::<Int4, _>(i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX))
+            .execute(c)
+            .await?;
+            Ok(true)
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<CountRow> = diesel::sql_query(
+            "SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = $1 GROUP BY state",
+        )
+        .bind::<SqlUuid, _>(workspace_id)
+        .load(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        let mut out = DeliveryCounts::default();
+        for r in rows {
+            match r.state.as_str() {
+                "pending" => out.pending = count(r.n),
+                "delivered" => out.delivered = count(r.n),
+                _ => out.failed += count(r.n),
+            }
+        }
+        let attempts: One = diesel::sql_query(
+            "SELECT count(*) AS n FROM delivery_attempts a JOIN deliveries d \
+             ON d.id = a.delivery_id WHERE d.workspace_id = $1",
+        )
+        .bind::<SqlUuid, _>(workspace_id)
+        .get_result(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        out.attempts = count(attempts.n);
+        Ok(out)
+    }
+
+    async fn unscheduled_endpoints(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError> {
+        let mut conn = self.conn().await?;
+        diesel::sql_query(
+            "DELETE FROM schedules s USING endpoints e \
+             WHERE e.id = s.endpoint_id AND e.schedule IS NULL",
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        let rows: Vec<Unscheduled> = diesel::sql_query(
+            "SELECT e.workspace_id, e.id, e.schedule FROM endpoints e \
+             WHERE e.schedule IS NOT NULL \
+             AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.endpoint_id = e.id) LIMIT $1",
+        )
+        .bind::<Int8, _>(i64::from(limit))
+        .load(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        rows.into_iter()
+            .map(|r| Ok((r.workspace_id, r.id, frequency(&r.schedule)?)))
+            .collect()
+    }
+
+    async fn insert_schedules(&self, rows: Vec<NewSchedule>) -> Result<u64, StoreError> {
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let mut conn = self.conn().await?;
+        let endpoints: Vec<Uuid> = rows.iter().map(|r| r.endpoint_id).collect();
+        let workspaces: Vec<Uuid> = rows.iter().map(|r| r.workspace_id).collect();
+        let freqs: Vec<String> = rows
+            .iter()
+            .map(|r| r.frequency.as_str().to_owned())
+            .collect();
+        let next: Vec<OffsetDateTime> = rows.iter().map(|r| r.next_run_at).collect();
+        let n = diesel::sql_query(
+            "INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at) \
+             SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[]) \
+             ON CONFLICT (endpoint_id) DO NOTHING",
+        )
+        .bind::<Array<SqlUuid>, _>(&endpoints)
+        .bind::<Array<SqlUuid>, _>(&workspaces)
+        .bind::<Array<Text>, _>(&freqs)
+        .bind::<Array<Timestamptz>, _>(&next)
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(n as u64)
+    }
+
+    async fn claim_schedules(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedSchedule>, StoreError> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<ScheduleRow> = diesel::sql_query(
+            "UPDATE schedules SET lease_until = $2, lease_owner = $3 \
+             WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
+               AND (lease_until IS NULL OR lease_until < $1) \
+               ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+             RETURNING workspace_id, endpoint_id, frequency, next_run_at",
+        )
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(lease_until(now, lease))
+        .bind::<Text, _>(owner)
+        .bind::<Int8, _>(i64::from(limit))
+        .load(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        rows.into_iter()
+            .map(|r| {
+                Ok(ClaimedSchedule {
+                    workspace_id: r.workspace_id,
+                    endpoint_id: r.endpoint_id,
+                    frequency: frequency(&r.frequency)?,
+                    next_run_at: r.next_run_at,
+                })
+            })
+            .collect()
+    }
+
+    async fn finish_schedule(
+        &self,
+        endpoint_id: Uuid,
+        owner: &str,
+        next_run_at: OffsetDateTime,
+        outcome: &str,
+        skipped: bool,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query(
+            "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+             runs = runs + $4, skipped = skipped + $5, lease_until = NULL, lease_owner = NULL \
+             WHERE endpoint_id = $6 AND lease_owner = $7",
+        )
+        .bind::<Timestamptz, _>(next_run_at)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Text, _>(outcome)
+        .bind::<Int8, _>(i64::from(!skipped))
+        .bind::<Int8, _>(i64::from(skipped))
+        .bind::<SqlUuid, _>(endpoint_id)
+        .bind::<Text, _>(owner)
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(n > 0)
+    }
+
+    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        let mut conn = self.conn().await?;
+        let mut total = 0u64;
+        for sql in [
+            "UPDATE schedules SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = $1",
+            "UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = $1",
+        ] {
+            total += diesel::sql_query(sql)
+                .bind::<Text, _>(owner)
+                .execute(&mut conn)
+                .await
+                .map_err(|e| StoreError::from(Error::Db(e)))? as u64;
+        }
+        Ok(total)
+    }
+
+    async fn schedule_of(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<ScheduleInfo>, StoreError> {
+        let mut conn = self.conn().await?;
+        let row: Option<InfoRow> = diesel::sql_query(
+            "SELECT frequency, next_run_at, last_run_at, last_outcome, runs, skipped \
+             FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2",
+        )
+        .bind::<SqlUuid, _>(workspace_id)
+        .bind::<SqlUuid, _>(endpoint_id)
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(ScheduleInfo {
+            frequency: frequency(&r.frequency)?,
+            next_run_at: r.next_run_at,
+            last_run_at: r.last_run_at,
+            last_outcome: r.last_outcome,
+            runs: count(r.runs),
+            skipped: count(r.skipped),
+        }))
+    }
+}

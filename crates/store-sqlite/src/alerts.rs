@@ -1,0 +1,587 @@
+//! [`AlertStore`] on SQLite: webhooks, the outbox, deliveries and schedules. SQLite is one
+//! process (D18), so claims are a `SELECT` then an `UPDATE` of the same rows inside one
+//! `BEGIN IMMEDIATE` transaction; leases still expire so a crashed run is retried.
+
+use crate::rows::{from_ts, id, parse_id, ts};
+use crate::{Error, Result, SqliteStore, queries};
+use apidrift_model::{Frequency, Severity};
+use apidrift_store::{
+    AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
+    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
+    ScheduleInfo, StoreError, StoredWebhook, ids_from_text, ids_to_text, new_id, plan_alerts,
+};
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Binary, Integer, Nullable, Text};
+use std::time::Duration;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+fn lease_until(now: OffsetDateTime, lease: Duration) -> i64 {
+    ts(now).saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX))
+}
+
+#[derive(QueryableByName)]
+struct WebhookRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    workspace_id: String,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Text)]
+    min_severity: String,
+    #[diesel(sql_type = Binary)]
+    sealed_secret: Vec<u8>,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+}
+
+impl WebhookRow {
+    fn into_model(self) -> Result<StoredWebhook, StoreError> {
+        Ok(NewWebhook {
+            id: parse_id("webhooks.id", &self.id)?,
+            workspace_id: parse_id("webhooks.workspace_id", &self.workspace_id)?,
+            url: self.url,
+            min_severity: self
+                .min_severity
+                .parse::<Severity>()
+                .map_err(|e| StoreError::corrupt("webhooks.min_severity", e))?,
+            sealed_secret: self.sealed_secret,
+            created_at: from_ts("webhooks.created_at", self.created_at)?,
+        })
+    }
+}
+
+fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+    let rows: Vec<WebhookRow> = diesel::sql_query(
+        "SELECT id, workspace_id, url, min_severity, sealed_secret, created_at FROM webhooks \
+         WHERE workspace_id = ? ORDER BY created_at, id",
+    )
+    .bind::<Text, _>(id(ws))
+    .load(c)?;
+    Ok(rows
+        .into_iter()
+        .map(WebhookRow::into_model)
+        .collect::<Result<_, _>>()?)
+}
+
+#[derive(QueryableByName)]
+struct StateRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    fingerprint: Option<String>,
+    #[diesel(sql_type = Text)]
+    webhook_ids: String,
+}
+
+fn record_alerting(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    check: &NewCheck,
+    diff: Option<&NewDiff>,
+    draft: &AlertDraft,
+) -> Result<(RecordedCheck, u32)> {
+    let recorded = queries::record_check(c, ws, check, diff)?;
+    let endpoint = check.endpoint_id;
+    let state: Option<StateRow> = diesel::sql_query(
+        "SELECT fingerprint, webhook_ids FROM alert_state WHERE workspace_id = ? AND endpoint_id = ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .bind::<Text, _>(id(endpoint))
+    .get_result(c)
+    .optional()?;
+    let state = match state {
+        Some(s) => AlertState {
+            fingerprint: s.fingerprint,
+            webhook_ids: ids_from_text(&s.webhook_ids)?,
+        },
+        None => AlertState::default(),
+    };
+    let webhooks = list_webhooks(c, ws)?;
+    let plan = plan_alerts(&state, draft, &webhooks);
+    let mut queued = 0u32;
+    if let Some((kind, payload)) = &plan.event {
+        diesel::sql_query(
+            "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind::<Text, _>(id(draft.event_id))
+        .bind::<Text, _>(id(ws))
+        .bind::<Text, _>(id(endpoint))
+        .bind::<Text, _>(*kind)
+        .bind::<Text, _>(payload)
+        .bind::<BigInt, _>(ts(draft.created_at))
+        .execute(c)?;
+        for hook in &plan.webhook_ids {
+            diesel::sql_query(
+                "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
+                 next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
+            )
+            .bind::<Text, _>(id(new_id()))
+            .bind::<Text, _>(id(ws))
+            .bind::<Text, _>(id(draft.event_id))
+            .bind::<Text, _>(id(*hook))
+            .bind::<BigInt, _>(ts(draft.created_at))
+            .bind::<BigInt, _>(ts(draft.created_at))
+            .execute(c)?;
+            queued += 1;
+        }
+    }
+    if plan.state != state {
+        diesel::sql_query(
+            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
+             VALUES (?, ?, ?, ?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET \
+             fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
+             updated_at = excluded.updated_at",
+        )
+        .bind::<Text, _>(id(endpoint))
+        .bind::<Text, _>(id(ws))
+        .bind::<Nullable<Text>, _>(plan.state.fingerprint.clone())
+        .bind::<Text, _>(ids_to_text(&plan.state.webhook_ids))
+        .bind::<BigInt, _>(ts(draft.created_at))
+        .execute(c)?;
+    }
+    Ok((recorded, queued))
+}
+
+#[derive(QueryableByName)]
+struct DeliveryRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    workspace_id: String,
+    #[diesel(sql_type = Text)]
+    event_id: String,
+    #[diesel(sql_type = Text)]
+    webhook_id: String,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Binary)]
+    sealed_secret: Vec<u8>,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = Integer)]
+    attempts: i32,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+}
+
+fn claim_deliveries(
+    c: &mut SqliteConnection,
+    owner: &str,
+    now: OffsetDateTime,
+    lease: Duration,
+    limit: u32,
+) -> Result<Vec<ClaimedDelivery>> {
+    let rows: Vec<DeliveryRow> = diesel::sql_query(
+        "SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.url, w.sealed_secret, \
+         e.payload, d.attempts, e.created_at FROM deliveries d \
+         JOIN webhooks w ON w.id = d.webhook_id JOIN outbox_events e ON e.id = d.event_id \
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
+         AND (d.lease_until IS NULL OR d.lease_until < ?) \
+         ORDER BY d.next_attempt_at LIMIT ?",
+    )
+    .bind::<BigInt, _>(ts(now))
+    .bind::<BigInt, _>(ts(now))
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    let until = lease_until(now, lease);
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        diesel::sql_query("UPDATE deliveries SET lease_until = ?, lease_owner = ? WHERE id = ?")
+            .bind::<BigInt, _>(until)
+            .bind::<Text, _>(owner)
+            .bind::<Text, _>(&r.id)
+            .execute(c)?;
+        out.push(ClaimedDelivery {
+            id: parse_id("deliveries.id", &r.id)?,
+            workspace_id: parse_id("deliveries.workspace_id", &r.workspace_id)?,
+            event_id: parse_id("deliveries.event_id", &r.event_id)?,
+            webhook_id: parse_id("deliveries.webhook_id", &r.webhook_id)?,
+            url: r.url,
+            sealed_secret: r.sealed_secret,
+            payload: r.payload,
+            attempts: u32::try_from(r.attempts).unwrap_or(0),
+            created_at: from_ts("outbox_events.created_at", r.created_at)?,
+        });
+    }
+    Ok(out)
+}
+
+fn finish_delivery(
+    c: &mut SqliteConnection,
+    delivery: Uuid,
+    owner: &str,
+    attempt: &DeliveryAttempt,
+    outcome: DeliveryOutcome,
+) -> Result<bool> {
+    let (state, next, finished) = match outcome {
+        DeliveryOutcome::Delivered => ("delivered", None, Some(ts(attempt.attempted_at))),
+        DeliveryOutcome::Retry(at) => ("pending", Some(ts(at)), None),
+        DeliveryOutcome::Failed => ("failed", None, Some(ts(attempt.attempted_at))),
+    };
+    let n = diesel::sql_query(
+        "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
+         next_attempt_at = COALESCE(?, next_attempt_at), finished_at = ?, last_error = ?, \
+         lease_until = NULL, lease_owner = NULL WHERE id = ? AND lease_owner = ?",
+    )
+    .bind::<Text, _>(state)
+    .bind::<Nullable<BigInt>, _>(next)
+    .bind::<Nullable<BigInt>, _>(finished)
+    .bind::<Nullable<Text>, _>(attempt.error.clone())
+    .bind::<Text, _>(id(delivery))
+    .bind::<Text, _>(owner)
+    .execute(c)?;
+    if n == 0 {
+        return Ok(false);
+    }
+    diesel::sql_query(
+        "INSERT INTO delivery_attempts (id, delivery_id, attempt, attempted_at, http_status, \
+         error, duration_ms) VALUES (?, ?, (SELECT attempts FROM deliveries WHERE id = ?), ?, ?, ?, ?)",
+    )
+    .bind::<Text, _>(id(attempt.id))
+    .bind::<Text, _>(id(delivery))
+    .bind::<Text, _>(id(delivery))
+    .bind::<BigInt, _>(ts(attempt.attempted_at))
+    .bind::<Nullable<Integer>, _>(attempt.http_status.map(i32::from))
+    .bind::<Nullable<Text>, _>(attempt.error.clone())
+    .bind::<Integer, _>(i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX))
+    .execute(c)?;
+    Ok(true)
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct One {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+fn delivery_counts(c: &mut SqliteConnection, ws: Uuid) -> Result<DeliveryCounts> {
+    let rows: Vec<CountRow> = diesel::sql_query(
+        "SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? GROUP BY state",
+    )
+    .bind::<Text, _>(id(ws))
+    .load(c)?;
+    let mut out = DeliveryCounts::default();
+    for r in rows {
+        let n = u64::try_from(r.n).unwrap_or(0);
+        match r.state.as_str() {
+            "pending" => out.pending = n,
+            "delivered" => out.delivered = n,
+            _ => out.failed += n,
+        }
+    }
+    let attempts: One = diesel::sql_query(
+        "SELECT count(*) AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id \
+         WHERE d.workspace_id = ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .get_result(c)?;
+    out.attempts = u64::try_from(attempts.n).unwrap_or(0);
+    Ok(out)
+}
+
+#[derive(QueryableByName)]
+struct Unscheduled {
+    #[diesel(sql_type = Text)]
+    workspace_id: String,
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    schedule: String,
+}
+
+fn frequency(text: &str) -> Result<Frequency, StoreError> {
+    text.parse::<Frequency>()
+        .map_err(|e| StoreError::corrupt("schedule", e))
+}
+
+fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, Frequency)>> {
+    diesel::sql_query(
+        "DELETE FROM schedules WHERE endpoint_id IN (SELECT s.endpoint_id FROM schedules s \
+         JOIN endpoints e ON e.id = s.endpoint_id WHERE e.schedule IS NULL)",
+    )
+    .execute(c)?;
+    let rows: Vec<Unscheduled> = diesel::sql_query(
+        "SELECT e.workspace_id, e.id, e.schedule FROM endpoints e \
+         LEFT JOIN schedules s ON s.endpoint_id = e.id \
+         WHERE e.schedule IS NOT NULL AND s.endpoint_id IS NULL LIMIT ?",
+    )
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    rows.into_iter()
+        .map(|r| {
+            Ok((
+                parse_id("endpoints.workspace_id", &r.workspace_id)?,
+                parse_id("endpoints.id", &r.id)?,
+                frequency(&r.schedule)?,
+            ))
+        })
+        .collect()
+}
+
+fn insert_schedules(c: &mut SqliteConnection, rows: &[NewSchedule]) -> Result<u64> {
+    let mut n = 0u64;
+    for r in rows {
+        n += diesel::sql_query(
+            "INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at) \
+             VALUES (?, ?, ?, ?) ON CONFLICT (endpoint_id) DO NOTHING",
+        )
+        .bind::<Text, _>(id(r.endpoint_id))
+        .bind::<Text, _>(id(r.workspace_id))
+        .bind::<Text, _>(r.frequency.as_str())
+        .bind::<BigInt, _>(ts(r.next_run_at))
+        .execute(c)? as u64;
+    }
+    Ok(n)
+}
+
+#[derive(QueryableByName)]
+struct ScheduleRow {
+    #[diesel(sql_type = Text)]
+    workspace_id: String,
+    #[diesel(sql_type = Text)]
+    endpoint_id: String,
+    #[diesel(sql_type = Text)]
+    frequency: String,
+    #[diesel(sql_type = BigInt)]
+    next_run_at: i64,
+}
+
+fn claim_schedules(
+    c: &mut SqliteConnection,
+    owner: &str,
+    now: OffsetDateTime,
+    lease: Duration,
+    limit: u32,
+) -> Result<Vec<ClaimedSchedule>> {
+    let rows: Vec<ScheduleRow> = diesel::sql_query(
+        "SELECT workspace_id, endpoint_id, frequency, next_run_at FROM schedules \
+         WHERE next_run_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
+         ORDER BY next_run_at LIMIT ?",
+    )
+    .bind::<BigInt, _>(ts(now))
+    .bind::<BigInt, _>(ts(now))
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    let until = lease_until(now, lease);
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        diesel::sql_query(
+            "UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?",
+        )
+        .bind::<BigInt, _>(until)
+        .bind::<Text, _>(owner)
+        .bind::<Text, _>(&r.endpoint_id)
+        .execute(c)?;
+        out.push(ClaimedSchedule {
+            workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
+            endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
+            frequency: frequency(&r.frequency)?,
+            next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(QueryableByName)]
+struct InfoRow {
+    #[diesel(sql_type = Text)]
+    frequency: String,
+    #[diesel(sql_type = BigInt)]
+    next_run_at: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    last_run_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_outcome: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    runs: i64,
+    #[diesel(sql_type = BigInt)]
+    skipped: i64,
+}
+
+#[async_trait]
+impl AlertStore for SqliteStore {
+    async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
+        self.write(move |c| {
+            diesel::sql_query(
+                "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
+            )
+            .bind::<Text, _>(id(new.id))
+            .bind::<Text, _>(id(new.workspace_id))
+            .bind::<Text, _>(&new.url)
+            .bind::<Text, _>(new.min_severity.as_str())
+            .bind::<Binary, _>(&new.sealed_secret)
+            .bind::<BigInt, _>(ts(new.created_at))
+            .execute(c)?;
+            Ok(new)
+        })
+        .await
+    }
+
+    async fn list_webhooks(&self, workspace_id: Uuid) -> Result<Vec<StoredWebhook>, StoreError> {
+        self.run(move |c| list_webhooks(c, workspace_id)).await
+    }
+
+    async fn delete_webhook(&self, workspace_id: Uuid, webhook_id: Uuid) -> Result<(), StoreError> {
+        self.write(move |c| {
+            let n = diesel::sql_query("DELETE FROM webhooks WHERE workspace_id = ? AND id = ?")
+                .bind::<Text, _>(id(workspace_id))
+                .bind::<Text, _>(id(webhook_id))
+                .execute(c)?;
+            if n == 0 {
+                return Err(Error::Store(StoreError::NotFound));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn record_check_alerting(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<(RecordedCheck, u32), StoreError> {
+        self.write(move |c| record_alerting(c, workspace_id, &check, diff.as_ref(), &draft))
+            .await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let owner = owner.to_owned();
+        self.write(move |c| claim_deliveries(c, &owner, now, lease, limit))
+            .await
+    }
+
+    async fn finish_delivery(
+        &self,
+        delivery_id: Uuid,
+        owner: &str,
+        attempt: DeliveryAttempt,
+        outcome: DeliveryOutcome,
+    ) -> Result<bool, StoreError> {
+        let owner = owner.to_owned();
+        self.write(move |c| finish_delivery(c, delivery_id, &owner, &attempt, outcome))
+            .await
+    }
+
+    async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError> {
+        self.read(move |c| delivery_counts(c, workspace_id)).await
+    }
+
+    async fn unscheduled_endpoints(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError> {
+        self.write(move |c| unscheduled(c, limit)).await
+    }
+
+    async fn insert_schedules(&self, rows: Vec<NewSchedule>) -> Result<u64, StoreError> {
+        self.write(move |c| insert_schedules(c, &rows)).await
+    }
+
+    async fn claim_schedules(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedSchedule>, StoreError> {
+        let owner = owner.to_owned();
+        self.write(move |c| claim_schedules(c, &owner, now, lease, limit))
+            .await
+    }
+
+    async fn finish_schedule(
+        &self,
+        endpoint_id: Uuid,
+        owner: &str,
+        next_run_at: OffsetDateTime,
+        outcome: &str,
+        skipped: bool,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError> {
+        let (owner, outcome) = (owner.to_owned(), outcome.to_owned());
+        self.write(move |c| {
+            let n = diesel::sql_query(
+                "UPDATE schedules SET next_run_at = ?, last_run_at = ?, last_outcome = ?, \
+                 runs = runs + ?, skipped = skipped + ?, lease_until = NULL, lease_owner = NULL \
+                 WHERE endpoint_id = ? AND lease_owner = ?",
+            )
+            .bind::<BigInt, _>(ts(next_run_at))
+            .bind::<BigInt, _>(ts(now))
+            .bind::<Text, _>(&outcome)
+            .bind::<BigInt, _>(i64::from(!skipped))
+            .bind::<BigInt, _>(i64::from(skipped))
+            .bind::<Text, _>(id(endpoint_id))
+            .bind::<Text, _>(&owner)
+            .execute(c)?;
+            Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        let owner = owner.to_owned();
+        self.write(move |c| {
+            let a = diesel::sql_query(
+                "UPDATE schedules SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ?",
+            )
+            .bind::<Text, _>(&owner)
+            .execute(c)?;
+            let b = diesel::sql_query(
+                "UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ?",
+            )
+            .bind::<Text, _>(&owner)
+            .execute(c)?;
+            Ok((a + b) as u64)
+        })
+        .await
+    }
+
+    async fn schedule_of(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<ScheduleInfo>, StoreError> {
+        self.run(move |c| {
+            let row: Option<InfoRow> = diesel::sql_query(
+                "SELECT frequency, next_run_at, last_run_at, last_outcome, runs, skipped \
+                 FROM schedules WHERE workspace_id = ? AND endpoint_id = ?",
+            )
+            .bind::<Text, _>(id(workspace_id))
+            .bind::<Text, _>(id(endpoint_id))
+            .get_result(c)
+            .optional()?;
+            let Some(r) = row else { return Ok(None) };
+            Ok(Some(ScheduleInfo {
+                frequency: frequency(&r.frequency)?,
+                next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
+                last_run_at: r
+                    .last_run_at
+                    .map(|t| from_ts("schedules.last_run_at", t))
+                    .transpose()?,
+                last_outcome: r.last_outcome,
+                runs: u64::try_from(r.runs).unwrap_or(0),
+                skipped: u64::try_from(r.skipped).unwrap_or(0),
+            }))
+        })
+        .await
+    }
+}

@@ -1,0 +1,425 @@
+//! Alerts, the delivery outbox and schedules (D11, D17, D18): the [`AlertStore`] trait that both
+//! adapters implement (it is a supertrait of [`crate::Store`]), its row types, and
+//! [`plan_alerts`], the pure D11 rule every adapter applies inside the check's transaction.
+//!
+//! Work that several processes share (deliveries, due schedules) is *claimed* with a lease: a
+//! claim marks rows with `lease_owner` and `lease_until`; a row whose lease expired is claimable
+//! again, so work claimed by a process that died is picked up by another after the lease.
+//! PostgreSQL claims with `FOR UPDATE SKIP LOCKED`; SQLite claims inside `BEGIN IMMEDIATE`.
+
+use crate::{NewCheck, NewDiff, RecordedCheck, StoreError};
+use apidrift_model::{Frequency, Severity};
+use async_trait::async_trait;
+use std::time::Duration;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// `drift.detected`.
+pub const EVENT_DETECTED: &str = "drift.detected";
+/// `drift.resolved`.
+pub const EVENT_RESOLVED: &str = "drift.resolved";
+
+/// A webhook to create (its secret already sealed with `Field::WebhookSecret`, bound to `id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewWebhook {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    pub url: String,
+    pub min_severity: Severity,
+    pub sealed_secret: Vec<u8>,
+    pub created_at: OffsetDateTime,
+}
+
+/// A stored webhook (alert channel).
+pub type StoredWebhook = NewWebhook;
+
+/// What a check asks the store to alert about, decided against the endpoint's alert state in the
+/// check's own transaction (see [`plan_alerts`]). Both bodies are complete JSON documents that
+/// carry `event_id` as their `id`; the store keeps the one it needs, byte for byte.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertDraft {
+    pub event_id: Uuid,
+    pub created_at: OffsetDateTime,
+    /// The fingerprint of this check's diff (its set of (path, type, severity)); `None` when the
+    /// check found no change.
+    pub fingerprint: Option<String>,
+    /// The highest severity of the diff (`None` without a diff).
+    pub max_severity: Option<Severity>,
+    /// The `drift.detected` body (used when a new drift is alerted).
+    pub detected_payload: String,
+    /// The `drift.resolved` body (used when a return to baseline follows an alerted drift).
+    pub resolved_payload: String,
+}
+
+/// The alert state of one endpoint: the drift in force and who was told.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AlertState {
+    pub fingerprint: Option<String>,
+    pub webhook_ids: Vec<Uuid>,
+}
+
+/// What [`plan_alerts`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertPlan {
+    /// The event to queue (`kind`, body) and the channels to deliver it to (never empty).
+    pub event: Option<(&'static str, String)>,
+    pub webhook_ids: Vec<Uuid>,
+    /// The endpoint's state after this check.
+    pub state: AlertState,
+}
+
+/// D11: a diff alerts the channels whose `minSeverity` it meets, only when its fingerprint
+/// differs from the drift already alerted; a check without changes after an alerted drift sends
+/// `drift.resolved` to the channels that got the drift (whatever their `minSeverity`) and clears
+/// the state, so a later drift is new.
+pub fn plan_alerts(
+    state: &AlertState,
+    draft: &AlertDraft,
+    webhooks: &[StoredWebhook],
+) -> AlertPlan {
+    match &draft.fingerprint {
+        Some(fp) => {
+            if state.fingerprint.as_deref() == Some(fp.as_str()) {
+                return AlertPlan {
+                    event: None,
+                    webhook_ids: Vec::new(),
+                    state: state.clone(),
+                };
+            }
+            let targets: Vec<Uuid> = webhooks
+                .iter()
+                .filter(|w| draft.max_severity.is_some_and(|s| s >= w.min_severity))
+                .map(|w| w.id)
+                .collect();
+            let mut told = if state.fingerprint.is_some() {
+                state.webhook_ids.clone()
+            } else {
+                Vec::new()
+            };
+            for id in &targets {
+                if !told.contains(id) {
+                    told.push(*id);
+                }
+            }
+            AlertPlan {
+                event: (!targets.is_empty())
+                    .then(|| (EVENT_DETECTED, draft.detected_payload.clone())),
+                webhook_ids: targets,
+                state: AlertState {
+                    fingerprint: Some(fp.clone()),
+                    webhook_ids: told,
+                },
+            }
+        }
+        None => {
+            if state.fingerprint.is_none() {
+                return AlertPlan {
+                    event: None,
+                    webhook_ids: Vec::new(),
+                    state: AlertState::default(),
+                };
+            }
+            let targets: Vec<Uuid> = state
+                .webhook_ids
+                .iter()
+                .copied()
+                .filter(|id| webhooks.iter().any(|w| w.id == *id))
+                .collect();
+            AlertPlan {
+                event: (!targets.is_empty())
+                    .then(|| (EVENT_RESOLVED, draft.resolved_payload.clone())),
+                webhook_ids: targets,
+                state: AlertState::default(),
+            }
+        }
+    }
+}
+
+/// Comma-separated ids (the `alert_state.webhook_ids` column).
+pub fn ids_to_text(ids: &[Uuid]) -> String {
+    ids.iter()
+        .map(Uuid::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The inverse of [`ids_to_text`].
+pub fn ids_from_text(text: &str) -> Result<Vec<Uuid>, StoreError> {
+    text.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| Uuid::parse_str(s).map_err(|e| StoreError::corrupt("alert_state.webhook_ids", e)))
+        .collect()
+}
+
+/// A delivery claimed by a worker, with what it needs to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    pub event_id: Uuid,
+    pub webhook_id: Uuid,
+    pub url: String,
+    pub sealed_secret: Vec<u8>,
+    pub payload: String,
+    /// Attempts made before this one.
+    pub attempts: u32,
+    pub created_at: OffsetDateTime,
+}
+
+/// One recorded delivery attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryAttempt {
+    pub id: Uuid,
+    pub attempted_at: OffsetDateTime,
+    pub http_status: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: u32,
+}
+
+/// What happens to a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// A 2xx answer: done.
+    Delivered,
+    /// Try again at this time.
+    Retry(OffsetDateTime),
+    /// Retries exhausted (24 h): given up.
+    Failed,
+}
+
+/// Deliveries per state, for operations and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeliveryCounts {
+    pub pending: u64,
+    pub delivered: u64,
+    pub failed: u64,
+    pub attempts: u64,
+}
+
+/// A schedule row to create (see [`AlertStore::unscheduled_endpoints`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewSchedule {
+    pub workspace_id: Uuid,
+    pub endpoint_id: Uuid,
+    pub frequency: Frequency,
+    pub next_run_at: OffsetDateTime,
+}
+
+/// A due schedule claimed by a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedSchedule {
+    pub workspace_id: Uuid,
+    pub endpoint_id: Uuid,
+    pub frequency: Frequency,
+    /// When it was due (the lag is `started - next_run_at`).
+    pub next_run_at: OffsetDateTime,
+}
+
+/// Alerts, outbox and schedules. Implemented by both adapters; a supertrait of [`crate::Store`].
+#[async_trait]
+pub trait AlertStore: Send + Sync {
+    // ---------------------------------------------------------------- webhooks
+
+    /// Stores a webhook. [`StoreError::NotFound`] when the workspace does not exist.
+    async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError>;
+
+    /// Every webhook of a workspace, oldest first.
+    async fn list_webhooks(&self, workspace_id: Uuid) -> Result<Vec<StoredWebhook>, StoreError>;
+
+    /// Removes a webhook and its pending deliveries. [`StoreError::NotFound`] when missing.
+    async fn delete_webhook(&self, workspace_id: Uuid, webhook_id: Uuid) -> Result<(), StoreError>;
+
+    // ---------------------------------------------------------------- checks with alerts
+
+    /// [`crate::Store::record_check`] plus D11 in the SAME transaction: reads the endpoint's
+    /// alert state and webhooks, applies [`plan_alerts`], writes the event and one delivery per
+    /// channel, and the new state. Returns the recorded check and the deliveries queued.
+    async fn record_check_alerting(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<(RecordedCheck, u32), StoreError>;
+
+    // ---------------------------------------------------------------- deliveries
+
+    /// Claims up to `limit` pending deliveries due at `now` whose lease is free or expired,
+    /// leasing them to `owner` until `now + lease`.
+    async fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError>;
+
+    /// Records an attempt and the delivery's new state in one transaction, releasing the lease.
+    /// Returns false when `owner` no longer holds the lease (nothing written).
+    async fn finish_delivery(
+        &self,
+        delivery_id: Uuid,
+        owner: &str,
+        attempt: DeliveryAttempt,
+        outcome: DeliveryOutcome,
+    ) -> Result<bool, StoreError>;
+
+    /// Deliveries per state and attempts recorded, in a workspace.
+    async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError>;
+
+    // ---------------------------------------------------------------- schedules
+
+    /// Endpoints with a `schedule` but no schedule row (new ones), at most `limit`; schedule rows
+    /// whose endpoint no longer has a schedule are deleted on the way.
+    async fn unscheduled_endpoints(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError>;
+
+    /// Creates schedule rows (an existing row is kept).
+    async fn insert_schedules(&self, rows: Vec<NewSchedule>) -> Result<u64, StoreError>;
+
+    /// Claims up to `limit` schedules due at `now` (lease free or expired), leasing them to
+    /// `owner` until `now + lease`.
+    async fn claim_schedules(
+        &self,
+        owner: &str,
+        now: OffsetDateTime,
+        lease: Duration,
+        limit: u32,
+    ) -> Result<Vec<ClaimedSchedule>, StoreError>;
+
+    /// Ends a claimed run: sets the next run, the outcome (`skipped` counts a run that did not
+    /// check, e.g. quota exhausted), releases the lease. False when `owner` lost the lease.
+    async fn finish_schedule(
+        &self,
+        endpoint_id: Uuid,
+        owner: &str,
+        next_run_at: OffsetDateTime,
+        outcome: &str,
+        skipped: bool,
+        now: OffsetDateTime,
+    ) -> Result<bool, StoreError>;
+
+    /// Releases every lease `owner` holds (graceful shutdown): the work is claimable at once.
+    async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
+
+    /// One schedule's figures: (next run, runs, skipped, last outcome).
+    async fn schedule_of(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<ScheduleInfo>, StoreError>;
+}
+
+/// A schedule's state, for the API and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleInfo {
+    pub frequency: Frequency,
+    pub next_run_at: OffsetDateTime,
+    pub last_run_at: Option<OffsetDateTime>,
+    pub last_outcome: Option<String>,
+    pub runs: u64,
+    pub skipped: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(min: Severity) -> StoredWebhook {
+        NewWebhook {
+            id: Uuid::now_v7(),
+            workspace_id: Uuid::nil(),
+            url: "https://example.com/h".into(),
+            min_severity: min,
+            sealed_secret: vec![1],
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    fn draft(fp: Option<&str>, sev: Option<Severity>) -> AlertDraft {
+        AlertDraft {
+            event_id: Uuid::now_v7(),
+            created_at: OffsetDateTime::UNIX_EPOCH,
+            fingerprint: fp.map(str::to_owned),
+            max_severity: sev,
+            detected_payload: "D".into(),
+            resolved_payload: "R".into(),
+        }
+    }
+
+    #[test]
+    fn drift_alerts_once_then_resolves_then_alerts_again() {
+        let hooks = vec![hook(Severity::Warning), hook(Severity::Breaking)];
+        let s0 = AlertState::default();
+        let p1 = plan_alerts(&s0, &draft(Some("a"), Some(Severity::Warning)), &hooks);
+        assert_eq!(p1.event, Some((EVENT_DETECTED, "D".to_owned())));
+        assert_eq!(p1.webhook_ids, vec![hooks[0].id]);
+        // Same drift again: nothing.
+        let p2 = plan_alerts(
+            &p1.state,
+            &draft(Some("a"), Some(Severity::Warning)),
+            &hooks,
+        );
+        assert_eq!(p2.event, None);
+        assert_eq!(p2.state, p1.state);
+        // A different drift reaching breaking: both channels, state remembers both.
+        let p3 = plan_alerts(
+            &p2.state,
+            &draft(Some("b"), Some(Severity::Breaking)),
+            &hooks,
+        );
+        assert_eq!(p3.webhook_ids.len(), 2);
+        // Back to baseline: resolved to the channels that got the drift.
+        let p4 = plan_alerts(&p3.state, &draft(None, None), &hooks);
+        assert_eq!(p4.event, Some((EVENT_RESOLVED, "R".to_owned())));
+        assert_eq!(p4.webhook_ids.len(), 2);
+        assert_eq!(p4.state, AlertState::default());
+        // Clean again: nothing. Then the first drift is new again.
+        let p5 = plan_alerts(&p4.state, &draft(None, None), &hooks);
+        assert_eq!(p5.event, None);
+        let p6 = plan_alerts(
+            &p5.state,
+            &draft(Some("a"), Some(Severity::Warning)),
+            &hooks,
+        );
+        assert_eq!(p6.event, Some((EVENT_DETECTED, "D".to_owned())));
+    }
+
+    #[test]
+    fn below_min_severity_tracks_drift_without_alerting() {
+        let hooks = vec![hook(Severity::Breaking)];
+        let p = plan_alerts(
+            &AlertState::default(),
+            &draft(Some("a"), Some(Severity::Info)),
+            &hooks,
+        );
+        assert_eq!(p.event, None);
+        assert_eq!(p.state.fingerprint.as_deref(), Some("a"));
+        // Nobody was told, so recovery tells nobody.
+        let r = plan_alerts(&p.state, &draft(None, None), &hooks);
+        assert_eq!(r.event, None);
+    }
+
+    #[test]
+    fn deleted_channel_gets_no_resolution() {
+        let hooks = vec![hook(Severity::Info)];
+        let p = plan_alerts(
+            &AlertState::default(),
+            &draft(Some("a"), Some(Severity::Info)),
+            &hooks,
+        );
+        let r = plan_alerts(&p.state, &draft(None, None), &[]);
+        assert_eq!(r.event, None);
+    }
+
+    #[test]
+    fn ids_round_trip() -> Result<(), Box<dyn std::error::Error>> {
+        let ids = vec![Uuid::now_v7(), Uuid::now_v7()];
+        assert_eq!(ids_from_text(&ids_to_text(&ids))?, ids);
+        assert!(ids_from_text("")?.is_empty());
+        assert!(ids_from_text("nope").is_err());
+        Ok(())
+    }
+}
