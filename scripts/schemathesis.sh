@@ -59,7 +59,7 @@ ENDPOINT_SECRET_KEY="$("$BIN" keygen)" "$BIN" serve --no-bootstrap --bind 127.0.
 SERVER_PID=$!
 ADDR=""
 for _ in $(seq 1 600); do
-    ADDR="$(sed -n 's#^apidrift: listening on http://##p' "$WORK/stdout" | head -n 1)"
+    ADDR="$(sed -n 's#^apidrift: listening on http://##p' "$WORK/stdout" 2>/dev/null | head -n 1 || true)"
     [[ -n "$ADDR" ]] && break
     if ! kill -0 "$SERVER_PID" 2>/dev/null; then
         cat "$WORK/stderr" >&2

@@ -56,8 +56,51 @@ const EXTENSION_PATHS: &[&str] = &["/healthz", "/readyz", "/v1/endpoints/{id}/di
 /// Create fields beyond the spec's EndpointCreate table.
 const EXTENSION_FIELDS: &[&str] = &["ignorePaths", "headers", "followRedirects"];
 
-/// Adds scopes and extension markers.
+/// Operations whose body is a create request.
+const CREATE_OPERATIONS: &[(&str, &str)] =
+    &[("/api/v1/endpoints", "post"), ("/v1/endpoints", "post")];
+
+/// The create request as the server reads it (D6): the body's shape is checked for the whole
+/// request (400), but each entry is validated on its own and an invalid entry is reported in
+/// `skipped` (200/201), never rejected. So an entry is any JSON value at the request level; the
+/// fields an entry should carry are `#/components/schemas/EndpointCreate`.
+fn create_request_schema() -> Value {
+    let entries = json!({
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 200,
+        "items": {"description": "An EndpointCreate (#/components/schemas/EndpointCreate); an entry that is not valid is listed in skipped."}
+    });
+    json!({
+        "oneOf": [
+            {
+                "type": "object",
+                "description": "One entry: an EndpointCreate (#/components/schemas/EndpointCreate).",
+                "not": {"required": ["endpoints"]}
+            },
+            entries,
+            {
+                "type": "object",
+                "description": "{\"endpoints\": [EndpointCreate]}",
+                "required": ["endpoints"],
+                "properties": {"endpoints": entries}
+            }
+        ],
+        "x-apidrift-entry-schema": "#/components/schemas/EndpointCreate"
+    })
+}
+
+/// Adds scopes and extension markers, and states the create request as the server reads it.
 pub fn finish(mut doc: Value) -> Value {
+    for (path, method) in CREATE_OPERATIONS {
+        let pointer = format!(
+            "/paths/{}/{method}/requestBody/content/application~1json/schema",
+            path.replace('/', "~1")
+        );
+        if let Some(schema) = doc.pointer_mut(&pointer) {
+            *schema = create_request_schema();
+        }
+    }
     if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
         for (path, item) in paths.iter_mut() {
             let extension = EXTENSION_PATHS.contains(&path.as_str());
