@@ -39,6 +39,9 @@ enum Command {
     /// Create, list and revoke API tokens.
     #[command(subcommand)]
     Token(cmd::token::TokenCommand),
+    /// Create, list and remove console users (D15).
+    #[command(subcommand)]
+    User(cmd::user::UserCommand),
     /// Sealing-key maintenance: `keys rotate` re-seals stored secrets under the current key.
     #[command(subcommand)]
     Keys(cmd::keys::KeysCommand),
@@ -60,6 +63,7 @@ fn main() -> ExitCode {
         Command::Migrate => cmd::migrate::run(&cli.global),
         Command::Workspace(c) => cmd::workspace::run(&cli.global, c),
         Command::Token(c) => cmd::token::run(&cli.global, c),
+        Command::User(c) => cmd::user::run(&cli.global, c),
         Command::Keys(c) => cmd::keys::run(&cli.global, c),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Validate(args) => cmd::validate::run(args),

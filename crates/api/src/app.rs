@@ -5,7 +5,7 @@
 use crate::auth::WorkspaceTag;
 use crate::error::ApiError;
 use crate::ratelimit::RateInfo;
-use crate::routes::{checks, diffs, endpoints, health};
+use crate::routes::{checks, diffs, endpoints, health, openapi_import, probe};
 use crate::state::AppState;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ResourceDef, Server, ServiceRequest, ServiceResponse};
@@ -32,6 +32,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("/healthz", "GET"),
     ("/readyz", "GET"),
     ("/openapi.json", "GET"),
+    ("/api/check", "POST"),
+    ("/api/openapi/parse", "POST"),
 ];
 
 /// Registers every documented route (shared by [`create_app`] and [`openapi`]).
@@ -39,6 +41,8 @@ fn routes(config: &mut ServiceConfig) {
     config
         .service(health::healthz)
         .service(health::readyz)
+        .service(probe::probe)
+        .service(openapi_import::parse_openapi)
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .service(endpoints::list_endpoints)
@@ -99,6 +103,7 @@ pub fn create_app(
                 }),
         )
         .route("/openapi.json", web::get().to(serve_openapi))
+        .configure(crate::console::configure)
         .default_service(web::to(fallback))
         .wrap_fn(|req, srv| {
             use actix_web::dev::Service as _;

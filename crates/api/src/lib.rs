@@ -27,6 +27,7 @@
 
 mod app;
 pub mod auth;
+pub mod console;
 mod docs;
 pub mod error;
 pub mod openapi;

@@ -35,6 +35,16 @@ pub fn base() -> OpenApi {
                 .build(),
         ),
     );
+    components.add_security_scheme(
+        "session",
+        SecurityScheme::ApiKey(utoipa::openapi::security::ApiKey::Cookie(
+            utoipa::openapi::security::ApiKeyValue::with_description(
+                crate::console::session::COOKIE,
+                "Console session (POST /console/login); state-changing requests also need a \
+                 same-origin Origin and the session's X-CSRF-Token",
+            ),
+        )),
+    );
     doc
 }
 

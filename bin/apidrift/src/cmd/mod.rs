@@ -7,6 +7,7 @@ pub mod keys;
 pub mod migrate;
 pub mod serve;
 pub mod token;
+pub mod user;
 pub mod validate;
 pub mod workspace;
 

@@ -15,10 +15,10 @@ use apidrift_model::net::AllowList;
 use apidrift_model::{Plan, Role, Scope};
 use apidrift_seal::{KeyRing, Token};
 use apidrift_store::{Backend, NewToken, NewWorkspace, Store, new_id};
-use std::sync::Arc;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 use time::OffsetDateTime;
 
 #[derive(Debug, clap::Args)]
@@ -78,6 +78,7 @@ async fn serve(
     let addr = app.addr();
     tracing::info!(address = %addr, "listening");
     say(&format!("apidrift: listening on http://{addr}"));
+    say(&format!("apidrift: console at http://{addr}/console"));
     app.run()
         .await
         .map_err(|e| CliError(format!("server failed: {e}")))?;
@@ -142,7 +143,48 @@ async fn bootstrap(settings: &Settings, store: &dyn Store) -> Result<Option<KeyR
         workspace.id,
         token.expose()
     ));
+    // The console's first user (D2, D15): admin@localhost, owner, a one-time password printed
+    // beside the token.
+    let password = base64_url(
+        &apidrift_api::console::session::random_bytes::<18>()
+            .map_err(|e| CliError(e.to_string()))?,
+    );
+    let hash = apidrift_api::console::session::hash_password(&password)
+        .map_err(|e| CliError(e.to_string()))?;
+    store
+        .create_user(apidrift_store::NewUser {
+            id: new_id(),
+            email: "admin@localhost".into(),
+            password_hash: hash,
+            workspace_id: workspace.id,
+            role: Role::Owner,
+            created_at: now,
+        })
+        .await
+        .map_err(db::store_error)?;
+    say(&format!(
+        "apidrift: console user admin@localhost (owner), one-time password (shown only now):\n\
+         {password}\n\
+         apidrift: console at http://{}/console",
+        settings.server.bind
+    ));
     Ok(keys)
+}
+
+/// URL-safe base64 without padding (the bootstrap password's alphabet).
+fn base64_url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
 }
 
 /// A line on stdout, flushed at once (scripts wait for it).

@@ -4,6 +4,8 @@ pub mod checks;
 pub mod diffs;
 pub mod endpoints;
 pub mod health;
+pub mod openapi_import;
+pub mod probe;
 
 use crate::error::ApiError;
 use crate::state::MAX_BODY_BYTES;

@@ -1,0 +1,17 @@
+//! The web console (D15): server-rendered pages under `/console` for signed-in users.
+//!
+//! * [`session`]: argon2id passwords, server-side sessions, the cookie, CSRF (Origin + token);
+//! * [`html`]: the escaping helper and the layout;
+//! * [`pages`]: login/logout, endpoints (health badges, filters, pagination), one endpoint
+//!   (details without credentials, latest diff, history, capture-baseline and run-check
+//!   buttons), one diff (changes grouped and coloured by severity), tokens (create with scope
+//!   checkboxes, shown once, list, revoke), the URL probe and the OpenAPI import.
+//!
+//! Roles apply as on the API (D4): viewers read; members capture baselines, run checks, probe
+//! and import; admins and owners also manage tokens.
+
+pub mod html;
+pub mod pages;
+pub mod session;
+
+pub use pages::configure;
