@@ -128,6 +128,9 @@ fn main() -> Result<(), BoxError> {
             env!("CARGO_MANIFEST_DIR")
         )
     });
+    if let Some(dir) = std::path::Path::new(&path).parent() {
+        std::fs::create_dir_all(dir)?;
+    }
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{path}{suffix}"));
     }
