@@ -76,6 +76,9 @@ pub struct Settings {
     /// `[limits]`: rate limits of `serve` (D17).
     #[serde(default)]
     pub limits: LimitSettings,
+    /// `[worker]`: the background loops of `serve --role worker|all` (D18).
+    #[serde(default)]
+    pub worker: crate::cmd::serve::WorkerSettings,
 }
 
 /// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a

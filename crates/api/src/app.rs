@@ -5,7 +5,7 @@
 use crate::auth::WorkspaceTag;
 use crate::error::ApiError;
 use crate::ratelimit::RateInfo;
-use crate::routes::{checks, diffs, endpoints, health, openapi_import, probe};
+use crate::routes::{accept, checks, diffs, endpoints, health, openapi_import, probe, webhooks};
 use crate::state::AppState;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ResourceDef, Server, ServiceRequest, ServiceResponse};
@@ -25,10 +25,13 @@ const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/endpoints/{id}/check", "POST"),
     ("/api/v1/diffs", "GET"),
     ("/api/v1/diffs/{id}", "GET"),
+    ("/api/v1/diffs/{id}/accept", "POST"),
     ("/v1/endpoints", "POST"),
     ("/v1/endpoints/{id}/diffs", "GET"),
     ("/v1/endpoints/{id}/check", "POST"),
     ("/v1/endpoints/{id}/baseline", "POST"),
+    ("/v1/webhooks", "GET, POST"),
+    ("/v1/webhooks/{id}", "DELETE"),
     ("/healthz", "GET"),
     ("/readyz", "GET"),
     ("/openapi.json", "GET"),
@@ -50,13 +53,15 @@ fn routes(config: &mut ServiceConfig) {
                 .service(endpoints::get_endpoint)
                 .service(diffs::list_diffs)
                 .service(diffs::get_diff)
+                .service(accept::accept_diff)
                 .configure(checks::configure_api_v1),
         )
         .service(
             utoipa_actix_web::scope("/v1")
                 .service(endpoints::create_endpoints_v1)
                 .service(diffs::list_endpoint_diffs_v1)
-                .configure(checks::configure_v1),
+                .configure(checks::configure_v1)
+                .configure(webhooks::configure_v1),
         );
 }
 

@@ -13,6 +13,7 @@ use crate::db;
 use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
 use apidrift_model::net::AllowList;
 use apidrift_model::{Plan, Role, Scope};
+use apidrift_monitor::{Client, Monitor, Worker, WorkerConfig};
 use apidrift_seal::{KeyRing, Token};
 use apidrift_store::{Backend, NewToken, NewWorkspace, Store, new_id};
 use std::collections::HashMap;
@@ -33,6 +34,95 @@ pub struct ServeArgs {
     /// Skip the first-run setup (key file, `default` workspace, owner token).
     #[arg(long)]
     no_bootstrap: bool,
+    /// What this process does (D18): `api` serves HTTP, `worker` runs due schedules and webhook
+    /// deliveries, `all` both.
+    #[arg(long, value_enum, default_value = "all", env = "APIDRIFT_ROLE")]
+    role: Role18,
+}
+
+/// `serve --role` (D18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role18 {
+    Api,
+    Worker,
+    All,
+}
+
+/// `[worker]`: the background loops of `serve --role worker|all` (D11, D18). Durations in
+/// milliseconds unless named otherwise (`APIDRIFT_WORKER__POLL_MS=…`, …).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+pub struct WorkerSettings {
+    /// Sleep between claims when nothing is due.
+    pub poll_ms: u64,
+    /// How long a claim is held before another process may take the work over.
+    pub lease_ms: u64,
+    /// Scheduled checks running at once per process.
+    pub concurrency: usize,
+    /// Webhook deliveries sent at once per process.
+    pub delivery_concurrency: usize,
+    /// How long a graceful shutdown waits for claimed work before releasing it.
+    pub grace_ms: u64,
+    /// Replace every schedule's period (tests and benchmarks only; unset in production).
+    pub period_override_ms: Option<u64>,
+    /// Spread a new schedule's first run over one period (D18 jitter).
+    pub first_run_jitter: bool,
+    /// One webhook attempt's timeout (D11: 5000).
+    pub delivery_timeout_ms: u64,
+    /// First retry delay, doubled per attempt with jitter, capped at `retry_max_ms`.
+    pub retry_base_ms: u64,
+    pub retry_max_ms: u64,
+    /// Give up on a delivery this many seconds after its event (D11: 24 h).
+    pub retry_window_secs: u64,
+    /// Threads of the worker runtime.
+    pub threads: usize,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        let d = WorkerConfig::default();
+        let ms = |x: std::time::Duration| u64::try_from(x.as_millis()).unwrap_or(u64::MAX);
+        WorkerSettings {
+            poll_ms: ms(d.poll),
+            lease_ms: ms(d.lease),
+            concurrency: d.concurrency,
+            delivery_concurrency: d.delivery_concurrency,
+            grace_ms: ms(d.grace),
+            period_override_ms: None,
+            first_run_jitter: d.first_run_jitter,
+            delivery_timeout_ms: ms(d.delivery_timeout),
+            retry_base_ms: ms(d.retry_base),
+            retry_max_ms: ms(d.retry_max),
+            retry_window_secs: d.retry_window.as_secs(),
+            threads: 2,
+        }
+    }
+}
+
+impl WorkerSettings {
+    fn config(&self) -> Result<WorkerConfig, CliError> {
+        use std::time::Duration;
+        if self.poll_ms == 0 || self.lease_ms == 0 || self.concurrency == 0 {
+            return Err(CliError(
+                "worker.poll_ms, worker.lease_ms and worker.concurrency must be at least 1".into(),
+            ));
+        }
+        Ok(WorkerConfig {
+            schedules: true,
+            deliveries: true,
+            poll: Duration::from_millis(self.poll_ms),
+            lease: Duration::from_millis(self.lease_ms),
+            concurrency: self.concurrency,
+            delivery_concurrency: self.delivery_concurrency.max(1),
+            grace: Duration::from_millis(self.grace_ms),
+            period_override: self.period_override_ms.map(Duration::from_millis),
+            first_run_jitter: self.first_run_jitter,
+            delivery_timeout: Duration::from_millis(self.delivery_timeout_ms.max(1)),
+            retry_base: Duration::from_millis(self.retry_base_ms.max(1)),
+            retry_max: Duration::from_millis(self.retry_max_ms.max(1)),
+            retry_window: Duration::from_secs(self.retry_window_secs),
+        })
+    }
 }
 
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
@@ -67,8 +157,32 @@ async fn serve(
              POST /endpoints answers 503 until one is configured"
         );
     }
+    let keys: Option<Arc<KeyRing>> = keys.map(Arc::new);
+    let worker = match (args.role, &keys) {
+        (Role18::Api, _) => None,
+        (_, None) => {
+            tracing::warn!("no sealing key: the worker cannot open credentials and does not start");
+            None
+        }
+        (_, Some(keys)) => Some(start_worker(
+            store.clone(),
+            keys.clone(),
+            &allow,
+            &settings.worker,
+        )?),
+    };
+    if args.role == Role18::Worker {
+        say("apidrift: worker started");
+        wait_for_signal().await;
+        if let Some(w) = worker {
+            w.stop().await;
+        }
+        tracing::info!("stopped");
+        return Ok(ExitCode::SUCCESS);
+    }
     let shared = store.backend() == Backend::Postgres;
-    let mut state = AppState::new(store.clone(), keys, allow, limits);
+    let mut state = AppState::new(store.clone(), None, allow, limits);
+    state.keys = keys;
     if shared {
         // Every instance on the database shares the per-workspace budgets (D17).
         state = state.with_limiter(Arc::new(StoreLimiter::new(store)));
@@ -79,9 +193,11 @@ async fn serve(
     tracing::info!(address = %addr, "listening");
     say(&format!("apidrift: listening on http://{addr}"));
     say(&format!("apidrift: console at http://{addr}/console"));
-    app.run()
-        .await
-        .map_err(|e| CliError(format!("server failed: {e}")))?;
+    let served = app.run().await;
+    if let Some(w) = worker {
+        w.stop().await;
+    }
+    served.map_err(|e| CliError(format!("server failed: {e}")))?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -185,6 +301,72 @@ fn base64_url(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// The worker loops on their own multi-threaded runtime (the HTTP server keeps its own threads).
+struct RunningWorker {
+    runtime: tokio::runtime::Runtime,
+    worker: Worker,
+}
+
+impl RunningWorker {
+    /// Graceful shutdown: finish or release claimed work, then drop the runtime.
+    async fn stop(self) {
+        let RunningWorker { runtime, worker } = self;
+        let done = runtime.spawn(worker.shutdown());
+        let _ = done.await;
+        runtime.shutdown_background();
+    }
+}
+
+fn start_worker(
+    store: Arc<dyn Store>,
+    keys: Arc<KeyRing>,
+    allow: &AllowList,
+    settings: &WorkerSettings,
+) -> Result<RunningWorker, CliError> {
+    let config = settings.config()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.threads.max(1))
+        .thread_name("apidrift-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| CliError(format!("cannot start the worker runtime: {e}")))?;
+    let client =
+        Client::new(allow.clone()).map_err(|e| CliError(format!("outbound client: {e}")))?;
+    let monitor = Monitor::new(store, keys.clone(), client);
+    let worker = {
+        let _enter = runtime.enter();
+        Worker::start(monitor, keys, config)
+    };
+    tracing::info!(owner = worker.owner(), "worker started");
+    Ok(RunningWorker { runtime, worker })
+}
+
+/// Waits for SIGTERM or SIGINT (`serve --role worker` has no HTTP server to do it).
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// A line on stdout, flushed at once (scripts wait for it).

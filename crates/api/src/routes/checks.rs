@@ -44,7 +44,7 @@ pub struct BaselineCaptured {
 /// The outbound client of the process, rebuilt only if the allow-list changes.
 static CLIENT: Mutex<Option<(AllowList, Client)>> = Mutex::new(None);
 
-fn client_for(allow: &AllowList) -> Result<Client, ApiError> {
+pub(crate) fn client_for(allow: &AllowList) -> Result<Client, ApiError> {
     let mut slot = CLIENT.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((cached, client)) = slot.as_ref()
         && cached == allow
@@ -58,7 +58,11 @@ fn client_for(allow: &AllowList) -> Result<Client, ApiError> {
 }
 
 /// The monitor for a request: 404 before 503 (D4 order) when no sealing key is configured.
-async fn monitor(state: &AppState, workspace_id: Uuid, id: Uuid) -> Result<Monitor, ApiError> {
+pub(crate) async fn monitor(
+    state: &AppState,
+    workspace_id: Uuid,
+    id: Uuid,
+) -> Result<Monitor, ApiError> {
     let Some(keys) = state.keys.clone() else {
         state
             .store
@@ -77,7 +81,7 @@ async fn monitor(state: &AppState, workspace_id: Uuid, id: Uuid) -> Result<Monit
     ))
 }
 
-fn monitor_error(e: MonitorError) -> ApiError {
+pub(crate) fn monitor_error(e: MonitorError) -> ApiError {
     match e {
         MonitorError::NotFound => ApiError::NotFound,
         MonitorError::NoBaseline

@@ -1,11 +1,13 @@
 //! The routes, one module per group, and the helpers they share.
 
+pub mod accept;
 pub mod checks;
 pub mod diffs;
 pub mod endpoints;
 pub mod health;
 pub mod openapi_import;
 pub mod probe;
+pub mod webhooks;
 
 use crate::error::ApiError;
 use crate::state::MAX_BODY_BYTES;
