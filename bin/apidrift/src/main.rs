@@ -50,6 +50,14 @@ enum Command {
     Diff(cmd::diff::DiffArgs),
     /// Check a response against an OpenAPI response contract; exit 1 on a violation.
     Validate(cmd::validate::ValidateArgs),
+    /// Capture an endpoint's baseline now (fetches it through the SSRF-safe client).
+    #[command(subcommand)]
+    Baseline(cmd::baseline::BaselineCommand),
+    /// Attach or detach an endpoint's OpenAPI response contract.
+    #[command(subcommand)]
+    Contract(cmd::contract::ContractCommand),
+    /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
+    Snapshot(cmd::snapshot::SnapshotArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +75,9 @@ fn main() -> ExitCode {
         Command::Keys(c) => cmd::keys::run(&cli.global, c),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Baseline(c) => cmd::baseline::run(&cli.global, c),
+        Command::Contract(c) => cmd::contract::run(&cli.global, c),
+        Command::Snapshot(args) => cmd::snapshot::run(&cli.global, args),
     };
     match result {
         Ok(code) => code,

@@ -2,5 +2,7 @@
 
 mod admin_cli;
 mod api;
+mod checks;
 mod cli;
+mod console;
 mod diff_cli;

@@ -38,9 +38,7 @@ pub enum Format {
 pub fn read_input(arg: &str) -> Result<String, CliError> {
     let lower = arg.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
-        return Err(CliError(format!(
-            "{arg}: URL inputs are not supported yet; save the response to a file and pass the file"
-        )));
+        return super::snapshot::fetch_document(arg);
     }
     let bytes = if arg == "-" {
         let mut buf = Vec::new();

@@ -1,11 +1,14 @@
 //! One module per subcommand. Each exposes `run(...) -> Result<ExitCode, CliError>`.
 
+pub mod baseline;
+pub mod contract;
 pub mod diff;
 pub mod gate;
 pub mod keygen;
 pub mod keys;
 pub mod migrate;
 pub mod serve;
+pub mod snapshot;
 pub mod token;
 pub mod user;
 pub mod validate;

@@ -1,0 +1,118 @@
+//! `apidrift contract attach ENDPOINT_ID --spec FILE --operation "GET /path" [--status N]` and
+//! `apidrift contract detach ENDPOINT_ID` (D10). Attach resolves the response schema of the
+//! operation (OpenAPI 3.0 or 3.1, JSON or YAML) and prints
+//! `{"endpointId","operation","status","hasResponseContract":true}`; detach prints the same with
+//! `hasResponseContract: false`.
+
+use super::baseline::parse_id;
+use super::{CliError, print_json};
+use crate::config::{self, GlobalArgs};
+use crate::db;
+use apidrift_model::Uuid;
+use apidrift_monitor::contract_from_openapi;
+use serde::Serialize;
+use std::process::ExitCode;
+use time::OffsetDateTime;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ContractCommand {
+    /// Attach an OpenAPI response contract to an endpoint.
+    Attach(AttachArgs),
+    /// Remove the endpoint's response contract.
+    Detach(DetachArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AttachArgs {
+    #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
+    endpoint: Uuid,
+    /// The OpenAPI document (JSON or YAML), `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    spec: String,
+    /// The operation, e.g. "GET /users/{id}".
+    #[arg(long, value_name = "OPERATION")]
+    operation: String,
+    /// The response status whose schema is the contract (default: the first 2xx).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(100..=599))]
+    status: Option<u16>,
+    /// The endpoint's workspace.
+    #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
+    workspace: Uuid,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DetachArgs {
+    #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
+    endpoint: Uuid,
+    /// The endpoint's workspace.
+    #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
+    workspace: Uuid,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Out {
+    endpoint_id: Uuid,
+    operation: Option<String>,
+    status: Option<u16>,
+    has_response_contract: bool,
+}
+
+pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, CliError> {
+    let settings = config::load_from_process(global)?;
+    match command {
+        ContractCommand::Attach(args) => {
+            let document = super::gate::read_input(&args.spec)?;
+            let contract = contract_from_openapi(&document, &args.operation, args.status)
+                .map_err(|e| CliError(e.to_string()))?;
+            db::block_on(async {
+                let store = db::open(&settings, true).await?;
+                store
+                    .get_endpoint(args.workspace, args.endpoint)
+                    .await
+                    .map_err(db::store_error)?
+                    .ok_or_else(|| CliError("endpoint not found in this workspace".into()))?;
+                store
+                    .set_contract(
+                        args.workspace,
+                        args.endpoint,
+                        Some(contract.clone()),
+                        OffsetDateTime::now_utc(),
+                    )
+                    .await
+                    .map_err(db::store_error)?;
+                print_json(&Out {
+                    endpoint_id: args.endpoint,
+                    operation: Some(contract.operation),
+                    status: Some(contract.status),
+                    has_response_contract: true,
+                })?;
+                Ok(ExitCode::SUCCESS)
+            })?
+        }
+        ContractCommand::Detach(args) => db::block_on(async {
+            let store = db::open(&settings, true).await?;
+            store
+                .set_contract(
+                    args.workspace,
+                    args.endpoint,
+                    None,
+                    OffsetDateTime::now_utc(),
+                )
+                .await
+                .map_err(|e| match e {
+                    apidrift_store::StoreError::NotFound => {
+                        CliError("endpoint not found in this workspace".into())
+                    }
+                    other => db::store_error(other),
+                })?;
+            print_json(&Out {
+                endpoint_id: args.endpoint,
+                operation: None,
+                status: None,
+                has_response_contract: false,
+            })?;
+            Ok(ExitCode::SUCCESS)
+        })?,
+    }
+}
