@@ -112,6 +112,11 @@ impl Server {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the server wrote so far (stdout and stderr, line by line).
     pub fn output(&self) -> String {
         self.output.lock().map(|o| o.clone()).unwrap_or_default()
@@ -127,13 +132,18 @@ impl Server {
         if !status.success() {
             return Err("kill -TERM failed".into());
         }
+        self.wait_exit(timeout)
+    }
+
+    /// Waits (up to `timeout`) for the process to exit; its exit status.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Result<std::process::ExitStatus, String> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
                 return Ok(status);
             }
             if Instant::now() > deadline {
-                return Err("serve did not stop after SIGTERM".into());
+                return Err("serve did not stop".into());
             }
             std::thread::sleep(Duration::from_millis(20));
         }

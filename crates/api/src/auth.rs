@@ -165,6 +165,8 @@ async fn authenticate<P: Policy>(req: &HttpRequest) -> Result<Authed<P>, ApiErro
     };
     req.extensions_mut()
         .insert(WorkspaceTag(stored.workspace_id));
+    // The token authenticated: record its use (at most once a minute), whatever follows.
+    state.touch(stored.workspace_id, stored.id, now).await;
     if !stored.scopes.contains(&P::SCOPE) {
         return Err(ApiError::Forbidden(format!(
             "token lacks scope {}",
@@ -184,7 +186,6 @@ async fn authenticate<P: Policy>(req: &HttpRequest) -> Result<Authed<P>, ApiErro
         .take(&key, P::CLASS, state.limits.quota(P::CLASS))
         .await?;
     req.extensions_mut().insert(info);
-    state.touch(stored.workspace_id, stored.id, now).await;
     Ok(Authed {
         workspace_id: stored.workspace_id,
         token_id: stored.id,

@@ -793,6 +793,23 @@ fn routes_statuses_and_isolation(backend: Backend) -> TestResult {
         assert!(!seen.contains(secret), "a secret was in a response");
         assert!(!logs.contains(secret), "a secret was in the log");
     }
+    // lastUsedAt was recorded for tokens that authenticated, not for the revoked one.
+    let listed = env.cli(&["token", "list", "--workspace", &a])?;
+    let listed = listed.as_array().ok_or("token list is not an array")?;
+    let used = |id: &str| {
+        listed
+            .iter()
+            .find(|t| t["id"] == id)
+            .map(|t| t["lastUsedAt"].is_string())
+    };
+    assert_eq!(used(&revoked_id), Some(false));
+    assert!(
+        listed
+            .iter()
+            .filter(|t| t["lastUsedAt"].is_string())
+            .count()
+            >= 3
+    );
     // One request line per request, with the path template and the workspace.
     assert!(
         logs.contains("route=/api/v1/endpoints/{id} status=200"),
@@ -1105,7 +1122,35 @@ fn no_key_and_bootstrap(backend: Backend) -> TestResult {
         "printed once, never logged"
     );
     assert!(!logs_before.contains(CANARY_CREDENTIAL));
-    let status = server.terminate(Duration::from_secs(20))?;
+    // Graceful shutdown: a request in flight when SIGTERM arrives still gets its answer.
+    let in_flight = if let Backend::Sqlite = backend {
+        let body = json!({"name": "late", "url": "https://api.example.com/late"}).to_string();
+        let mut stream = std::net::TcpStream::connect(server.addr)?;
+        stream.set_read_timeout(Some(Duration::from_secs(20)))?;
+        use std::io::Write as _;
+        write!(
+            stream,
+            "POST /api/v1/endpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            body.len(),
+            &body[..5]
+        )?;
+        std::thread::sleep(Duration::from_millis(300));
+        Some((stream, body))
+    } else {
+        None
+    };
+    let pid = server_pid(&server);
+    Command::new("kill").args(["-TERM", &pid]).status()?;
+    if let Some((mut stream, body)) = in_flight {
+        use std::io::{Read as _, Write as _};
+        std::thread::sleep(Duration::from_millis(300));
+        stream.write_all(&body.as_bytes()[5..])?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    }
+    let status = server.wait_exit(Duration::from_secs(20))?;
     assert!(status.success(), "{status:?}");
 
     // A second start finds the workspace and prints no token.
@@ -1159,4 +1204,9 @@ fn postgres_instances_share_the_budget() -> TestResult {
         .send()?;
     error(&res, 429)?;
     Ok(())
+}
+
+/// The server's process id (for a signal sent while a request is in flight).
+fn server_pid(server: &Server) -> String {
+    server.pid().to_string()
 }
