@@ -378,6 +378,14 @@ impl Monitor {
                 );
                 let mut report =
                     diff(&old, &new, options).map_err(|e| MonitorError::Diff(e.to_string()))?;
+                if matches!(old.body, Body::Json(_))
+                    && let Some(why) =
+                        invalid_json(captured.content_type.as_deref(), &captured.body)
+                {
+                    report.extend(apidrift_diff::Report::from_changes(vec![not_json_change(
+                        &why,
+                    )]));
+                }
                 if let Some(contract) = &endpoint.response_contract
                     && contract.status == captured.status
                 {
@@ -590,6 +598,36 @@ pub fn contract_from_openapi(
         status,
         schema: c.schema,
     })
+}
+
+/// Why a body that claims to be JSON is not (bad syntax, not UTF-8, nested too deep); `None`
+/// for valid JSON or a non-JSON content type.
+fn invalid_json(content_type: Option<&str>, bytes: &[u8]) -> Option<String> {
+    if !content_type.is_some_and(is_json_media_type) {
+        return None;
+    }
+    match std::str::from_utf8(bytes) {
+        Err(e) => Some(format!("not UTF-8 at byte {}", e.valid_up_to())),
+        Ok(text) => apidrift_diff::parse(text).err().map(|e| e.to_string()),
+    }
+}
+
+/// A JSON baseline whose current body, still labelled JSON, no longer parses: the engine
+/// compares only like with like, so the pipeline reports it as a breaking change at `$`.
+fn not_json_change(why: &str) -> DiffChange {
+    let path = "$";
+    let change_type = apidrift_model::ChangeType::TypeChanged;
+    DiffChange {
+        id: apidrift_diff::change_id(path, change_type),
+        path: path.to_owned(),
+        change_type,
+        severity: apidrift_model::Severity::Breaking,
+        message: format!("the body is no longer valid JSON ({why})"),
+        old_value: None,
+        new_value: None,
+        old_type: None,
+        new_type: None,
+    }
 }
 
 /// The message of the `status_changed` change of a fetch with no response (D8).

@@ -258,6 +258,7 @@ both_backends!(
     concurrent_checks_of_one_endpoint,
     contract_flow,
     schema_mode_and_ignore_paths,
+    hostile_bodies_are_compared_not_fatal,
 );
 
 const USERS: &str = r#"{"users":[{"id":1,"name":"ann","age":30,"email":"a@x"},{"id":2,"name":"bob","age":41,"email":"b@x"}],"total":2}"#;
@@ -740,5 +741,47 @@ async fn schema_mode_and_ignore_paths(b: Backend) -> TestResult {
     let out = w.monitor.run_check(w.ws, id).await?;
     assert_eq!(out.changes.len(), 1, "{:?}", out.changes);
     assert_eq!(out.changes[0].path, "$.items[].v");
+    w.finish().await
+}
+
+/// Bad-upstream rows 12-15: invalid JSON, JSON nested 100 000 deep and an HTML page where JSON
+/// was expected are compared (by digest and content type), never a crash or a failed run.
+async fn hostile_bodies_are_compared_not_fatal(b: Backend) -> TestResult {
+    let Some(w) = world(b, None).await? else {
+        return Ok(());
+    };
+    let up = Upstream::start(json_ok(r#"{"a":1}"#)).await?;
+    let id = endpoint(&w, Ep::new(up.server.url("/"))).await?;
+    w.monitor.capture_baseline(w.ws, id).await?;
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(Vec<u8>, ChangeType, &str)> = vec![
+        (json_ok("{\"a\": tru"), ChangeType::TypeChanged, "$"),
+        (json_ok(&deep), ChangeType::TypeChanged, "$"),
+        (
+            response(
+                "200 OK",
+                &[("content-type", "text/html")],
+                b"<html>oops</html>",
+            ),
+            ChangeType::HeaderChanged,
+            "headers.content-type",
+        ),
+    ];
+    for (answer, kind, path) in cases {
+        up.set(answer);
+        let out = w.monitor.run_check(w.ws, id).await?;
+        assert!(
+            out.changes
+                .iter()
+                .any(|c| c.change_type == kind && c.path == path),
+            "{kind:?} at {path}: {:?}",
+            out.changes
+        );
+        assert_eq!(out.error_kind, None);
+    }
+    // A deep baseline is captured as text and compared by digest too.
+    up.set(json_ok(&deep));
+    w.monitor.capture_baseline(w.ws, id).await?;
+    assert_eq!(w.monitor.run_check(w.ws, id).await?.diff_id, None);
     w.finish().await
 }
