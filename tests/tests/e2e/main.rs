@@ -1,6 +1,7 @@
 //! End-to-end tests: each drives the real `apidrift` binary.
 
 mod admin_cli;
+mod alerts;
 mod api;
 mod checks;
 mod cli;
