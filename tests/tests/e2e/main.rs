@@ -2,6 +2,7 @@
 
 mod admin_cli;
 mod alerts;
+mod scaleout;
 mod api;
 mod checks;
 mod cli;
