@@ -14,7 +14,7 @@
 # Needs: wrk (`apt-get install wrk`), pgbench and psql (PostgreSQL client), curl, python3, and a
 # PostgreSQL server at APIDRIFT_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres;
 # a database apidrift_bench is created and dropped). DURATION (default 20s), CONNECTIONS (64),
-# THREADS (2), ENDPOINTS (10000).
+# THREADS (2), ENDPOINTS (10000), APIDRIFT_BIN and STATIC_JSON_BIN (prebuilt release binaries).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,10 +31,17 @@ for tool in wrk pgbench psql curl python3; do
     command -v "$tool" >/dev/null || { echo "bench/api.sh: $tool is required" >&2; exit 2; }
 done
 
-cargo build --quiet --release -p apidrift --bin apidrift
-cargo build --quiet --release -p apidrift-api --example static_json
-BIN="$ROOT/target/release/apidrift"
-STATIC="$ROOT/target/release/examples/static_json"
+# APIDRIFT_BIN / STATIC_JSON_BIN name prebuilt release binaries; otherwise they are built here.
+BIN="${APIDRIFT_BIN:-}"
+STATIC="${STATIC_JSON_BIN:-}"
+if [[ -z "$BIN" ]]; then
+    cargo build --quiet --release -p apidrift --bin apidrift
+    BIN="$ROOT/target/release/apidrift"
+fi
+if [[ -z "$STATIC" ]]; then
+    cargo build --quiet --release -p apidrift-api --example static_json
+    STATIC="$ROOT/target/release/examples/static_json"
+fi
 
 WORK="$(mktemp -d)"
 PIDS=()
