@@ -56,6 +56,9 @@ enum Command {
     /// Attach or detach an endpoint's OpenAPI response contract.
     #[command(subcommand)]
     Contract(cmd::contract::ContractCommand),
+    /// Register, list and remove alert webhooks (D11).
+    #[command(subcommand)]
+    Webhook(cmd::webhook::WebhookCommand),
     /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
     Snapshot(cmd::snapshot::SnapshotArgs),
 }
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Baseline(c) => cmd::baseline::run(&cli.global, c),
         Command::Contract(c) => cmd::contract::run(&cli.global, c),
         Command::Snapshot(args) => cmd::snapshot::run(&cli.global, args),
+        Command::Webhook(c) => cmd::webhook::run(&cli.global, c),
     };
     match result {
         Ok(code) => code,

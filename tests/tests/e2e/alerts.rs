@@ -689,3 +689,67 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
     drop(server);
     Ok(())
 }
+
+#[test]
+fn webhook_cli() -> TestResult {
+    let Some(env) = Env::new(Backend::Sqlite)? else {
+        return Ok(());
+    };
+    let (ws, _) = env.workspace_and_token(&[], "admin")?;
+    let added = env.cli(&[
+        "webhook",
+        "add",
+        "--workspace",
+        &ws,
+        "--url",
+        "http://127.0.0.1:9/h",
+    ])?;
+    let secret = added["secret"]
+        .as_str()
+        .ok_or("generated secret not printed")?;
+    assert!(secret.starts_with("whsec_"));
+    assert_eq!(added["minSeverity"], "warning");
+    let id = added["id"].as_str().ok_or("no id")?.to_owned();
+    let list = env.cli(&["webhook", "list", "--workspace", &ws])?;
+    assert_eq!(list["webhooks"].as_array().map(Vec::len), Some(1));
+    assert!(!list.to_string().contains(secret), "{list}");
+    // A supplied secret (stdin) is never printed.
+    let mut cmd = env.command(&[
+        "webhook",
+        "add",
+        "--workspace",
+        &ws,
+        "--url",
+        "http://127.0.0.1:9/b",
+        "--min-severity",
+        "breaking",
+        "--secret-stdin",
+    ]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(b"my-secret\n")?;
+    let out = child.wait_with_output()?;
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("my-secret"));
+    // The outbound policy refuses private addresses outside the allow-list.
+    let out = env.run(&[
+        "webhook",
+        "add",
+        "--workspace",
+        &ws,
+        "--url",
+        "http://10.0.0.1/h",
+    ])?;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("url:"));
+    let removed = env.cli(&["webhook", "remove", &id, "--workspace", &ws])?;
+    assert_eq!(removed["removed"], id.as_str());
+    let out = env.run(&["webhook", "remove", &id, "--workspace", &ws])?;
+    assert!(!out.status.success());
+    Ok(())
+}

@@ -12,6 +12,7 @@ pub mod snapshot;
 pub mod token;
 pub mod user;
 pub mod validate;
+pub mod webhook;
 pub mod workspace;
 
 /// A failure a user caused or can act on: printed as one line, exit code 2.
