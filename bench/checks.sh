@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Check-pipeline benchmark (issue 6 "Performance"; not part of CI).
 #   bench/checks.sh                      # SQLite in a temp file
-#   bench/checks.sh postgres postgres://postgres@127.0.0.1:5432/apidrift_bench
+#   bench/checks.sh postgres postgres://postgres@127.0.0.1:5432/apidrift_checks_bench
 # Options after the backend: --endpoints 1000 --inflight 64 --seconds 10 (use --seconds 60 for
 # the "memory flat over 60 s" figure). Prints the ceiling (the same client fetching and parsing
 # the ~20 KB document with nothing else), the pipeline's checks/s, their ratio (target >= 0.5)
