@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Scheduler benchmark (issue 7 "Performance"; not part of CI).
+#   bench/scheduler.sh postgres://postgres@127.0.0.1:5432/apidrift_sched_bench [N] [RATE] [SECONDS]
+# N endpoints (default 100000) with schedules whose period is N/RATE seconds (RATE default 280
+# checks/s, one million hourly endpoints' rate), first runs spread uniformly over one period,
+# against a loopback upstream, on ONE `serve --role worker`. Seeds endpoints and schedules with
+# SQL, runs SECONDS (default 120), then prints: runs and claims/s, the worker's CPU per claim,
+# peak RSS, and the scheduler's lag (due time -> start) p50/p99/max per 10 s window from its log.
+# BIN=path/to/apidrift (default target/release/apidrift, else target/debug/apidrift).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+url=${1:?a PostgreSQL URL whose database may be dropped and recreated}
+n=${2:-100000}
+rate=${3:-280}
+seconds=${4:-120}
+bin=${BIN:-}
+if [[ -z "$bin" ]]; then
+  if [[ -x target/release/apidrift ]]; then bin=target/release/apidrift; else bin=target/debug/apidrift; fi
+fi
+period_ms=$(( n * 1000 / rate ))
+admin_url=${url%/*}/postgres
+db=${url##*/}
+psql "$admin_url" -qc "DROP DATABASE IF EXISTS $db" -qc "CREATE DATABASE $db" >/dev/null
+export ENDPOINT_SECRET_KEY=$("$bin" keygen | tail -1)
+"$bin" migrate --database-url "$url" >/dev/null
+ws=$("$bin" workspace create --name bench --database-url "$url" | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
+
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cat > "$work/upstream.py" <<'PY'
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        b = b'{"id":1,"name":"x","items":[1,2,3],"ok":true}'
+        self.send_response(200); self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(b))); self.send_header("connection", "close")
+        self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True; request_queue_size = 1024
+S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+port=18099
+python3 "$work/upstream.py" $port &
+sleep 0.5
+
+echo "seeding $n endpoints, period ${period_ms} ms (${rate}/s)"
+psql "$url" -q <<SQL
+INSERT INTO endpoints (id, workspace_id, name, url, method, environment, tags, health, auth_type,
+  content_type, diff_mode, timeout_ms, schedule, ignore_paths, follow_redirects, created_at, updated_at)
+SELECT gen_random_uuid(), '$ws', 'e' || i, 'http://127.0.0.1:$port/e/' || i, 'GET', 'production', '[]',
+  'unknown', 'none', 'application/json', 'full', 5000, 'HOURLY', '[]', false, now(), now()
+FROM generate_series(1, $n) AS i;
+INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at)
+SELECT id, workspace_id, 'HOURLY', now() + interval '5 seconds' + (random() * $period_ms) * interval '1 millisecond'
+FROM endpoints;
+SQL
+
+APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.0/8 APIDRIFT_WORKER__PERIOD_OVERRIDE_MS=$period_ms \
+APIDRIFT_WORKER__CONCURRENCY=${CONCURRENCY:-128} APIDRIFT_WORKER__POLL_MS=200 APIDRIFT_LOG=info \
+  "$bin" serve --role worker --no-bootstrap --database-url "$url" >"$work/out.log" 2>"$work/err.log" &
+wpid=$!
+peak=0
+start=$(date +%s)
+while (( $(date +%s) - start < seconds )); do
+  sleep 5
+  rss=$(awk '/VmRSS/ {print $2}' /proc/$wpid/status)
+  (( rss > peak )) && peak=$rss
+done
+ticks=$(awk '{print $14 + $15}' /proc/$wpid/stat)
+hz=$(getconf CLK_TCK)
+kill -TERM $wpid; wait $wpid || true
+runs=$(psql "$url" -tAc "SELECT coalesce(sum(runs + skipped), 0) FROM schedules")
+overdue=$(psql "$url" -tAc "SELECT count(*) FROM schedules WHERE next_run_at < now() - interval '60 seconds'")
+echo "runs: $runs in ${seconds}s = $(python3 -c "print(round($runs/$seconds,1))") claims/s (target $rate/s; first runs capture baselines)"
+echo "worker CPU: $(python3 -c "print(round($ticks/$hz,1))") s = $(python3 -c "print(round(1000*$ticks/$hz/max($runs,1),2))") ms per claim (fetch, seal, record included)"
+echo "worker peak RSS: $((peak / 1024)) MB (target <= 100 MB)"
+echo "schedules more than 60 s overdue at the end: $overdue"
+echo "lag per 10 s window (ms):"
+grep -o 'runs=[0-9]* lag_p50_ms=[0-9]* lag_p99_ms=[0-9]* lag_max_ms=[0-9]*' "$work/err.log" || true
