@@ -7,4 +7,5 @@ mod api;
 mod checks;
 mod cli;
 mod console;
+mod console_browser;
 mod diff_cli;

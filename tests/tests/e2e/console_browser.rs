@@ -1,0 +1,334 @@
+//! Browser tests of the console in headless Chromium (Debian's `chromium` and
+//! `chromium-driver`, installed by `scripts/install-browser.sh`), driven over the W3C WebDriver
+//! protocol by a small client on `std::net` (no extra crates). Flows: log in, see endpoints and
+//! their health, create a token and use it against the API, revoke it and see 401, probe a
+//! loopback URL, import a small OpenAPI document. Screenshots go to a temporary folder, or to
+//! `docs/img/` with `APIDRIFT_UPDATE_SCREENSHOTS=1`.
+//!
+//! Fails with one clear line when `/usr/bin/chromium` or `/usr/bin/chromedriver` is missing.
+
+use apidrift_e2e::server::Server;
+use base64::Engine as _;
+use serde_json::{Value, json};
+use std::error::Error;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// One HTTP/1.1 request with a JSON body to `127.0.0.1:port` (chromedriver answers with
+/// `Content-Length` and closes the connection).
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<Value, Box<dyn Error>> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let payload = body.map(Value::to_string).unwrap_or_default();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    )?;
+    // Read the head, then exactly Content-Length bytes (the driver may keep the connection).
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    let split = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Err("webdriver closed the connection".into());
+        }
+        raw.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or("no Content-Length from webdriver")?;
+    while raw.len() < split + 4 + length {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+    }
+    let value: Value = serde_json::from_slice(&raw[split + 4..])?;
+    if let Some(err) = value.get("value").and_then(|v| v.get("error")) {
+        return Err(format!(
+            "webdriver {method} {path}: {err} {}",
+            value["value"]["message"]
+        )
+        .into());
+    }
+    Ok(value["value"].clone())
+}
+
+struct Driver {
+    child: Child,
+    port: u16,
+    session: String,
+    shots: PathBuf,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = http(
+            self.port,
+            "DELETE",
+            &format!("/session/{}", self.session),
+            None,
+        );
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Driver {
+    fn start(shots: PathBuf) -> Result<Driver, Box<dyn Error>> {
+        for bin in [CHROMIUM, CHROMEDRIVER] {
+            if !Path::new(bin).exists() {
+                return Err(format!(
+                    "{bin} is missing: install the browser with scripts/install-browser.sh \
+                     (apt-get install chromium chromium-driver)"
+                )
+                .into());
+            }
+        }
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let child = Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                return Err("chromedriver did not start".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let profile = tempfile::tempdir()?;
+        let args = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--window-size=1280,900",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .chain([format!("--user-data-dir={}", profile.path().display())])
+        .collect::<Vec<_>>();
+        let caps = json!({ "capabilities": { "alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": { "binary": CHROMIUM, "args": args }
+        } } });
+        let mut driver = Driver {
+            child,
+            port,
+            session: String::new(),
+            shots,
+            _profile: profile,
+        };
+        let created = http(port, "POST", "/session", Some(&caps))?;
+        driver.session = created["sessionId"]
+            .as_str()
+            .ok_or("no session id")?
+            .to_owned();
+        Ok(driver)
+    }
+
+    fn cmd(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, Box<dyn Error>> {
+        http(
+            self.port,
+            method,
+            &format!("/session/{}{path}", self.session),
+            body,
+        )
+    }
+
+    fn go(&self, url: &str) -> Result<(), Box<dyn Error>> {
+        self.cmd("POST", "/url", Some(&json!({ "url": url })))?;
+        Ok(())
+    }
+
+    fn find(&self, css: &str) -> Result<String, Box<dyn Error>> {
+        let found = self.cmd(
+            "POST",
+            "/element",
+            Some(&json!({ "using": "css selector", "value": css })),
+        )?;
+        Ok(found[ELEMENT]
+            .as_str()
+            .ok_or_else(|| format!("no element {css}: {found}"))?
+            .to_owned())
+    }
+
+    fn type_into(&self, css: &str, text: &str) -> Result<(), Box<dyn Error>> {
+        let id = self.find(css)?;
+        self.cmd("POST", &format!("/element/{id}/clear"), Some(&json!({})))?;
+        self.cmd(
+            "POST",
+            &format!("/element/{id}/value"),
+            Some(&json!({ "text": text })),
+        )?;
+        Ok(())
+    }
+
+    fn click(&self, css: &str) -> Result<(), Box<dyn Error>> {
+        let id = self.find(css)?;
+        self.cmd("POST", &format!("/element/{id}/click"), Some(&json!({})))?;
+        Ok(())
+    }
+
+    fn text(&self, css: &str) -> Result<String, Box<dyn Error>> {
+        let id = self.find(css)?;
+        Ok(self
+            .cmd("GET", &format!("/element/{id}/text"), None)?
+            .as_str()
+            .unwrap_or("")
+            .to_owned())
+    }
+
+    fn source(&self) -> Result<String, Box<dyn Error>> {
+        Ok(self
+            .cmd("GET", "/source", None)?
+            .as_str()
+            .unwrap_or("")
+            .to_owned())
+    }
+
+    fn screenshot(&self, name: &str) -> Result<(), Box<dyn Error>> {
+        let png = self.cmd("GET", "/screenshot", None)?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(png.as_str().unwrap_or(""))?;
+        std::fs::create_dir_all(&self.shots)?;
+        std::fs::write(self.shots.join(format!("{name}.png")), bytes)?;
+        Ok(())
+    }
+}
+
+fn api_status(server: &Server, token: &str) -> Result<u16, Box<dyn Error>> {
+    Ok(server
+        .request("GET", "/api/v1/endpoints")
+        .bearer(token)
+        .send()?
+        .status)
+}
+
+#[test]
+fn console_in_headless_chromium() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("browser.db").display());
+    let env = [("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8")];
+    let server = Server::start(dir.path(), &url, &[], &env)?;
+    let out = server.output();
+    let password = out
+        .lines()
+        .skip_while(|l| !l.starts_with("apidrift: console user admin@localhost"))
+        .nth(1)
+        .ok_or("no bootstrap password")?
+        .trim()
+        .to_owned();
+    let shots = if std::env::var_os("APIDRIFT_UPDATE_SCREENSHOTS").is_some() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/img")
+    } else {
+        dir.path().join("shots")
+    };
+    let base = format!("http://{}", server.addr);
+    let d = Driver::start(shots)?;
+
+    // Log in.
+    d.go(&format!("{base}/console"))?;
+    d.screenshot("login")?;
+    d.type_into("#email", "admin@localhost")?;
+    d.type_into("#password", &password)?;
+    d.click("button[type=submit]")?;
+    assert!(d.source()?.contains("<h1>Endpoints</h1>"), "login failed");
+
+    // Import a small OpenAPI document (creates one endpoint with a contract).
+    d.go(&format!("{base}/console/import"))?;
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": { "title": "demo", "version": "1" },
+        "servers": [{ "url": base }],
+        "paths": {
+            "/healthz": { "get": { "operationId": "health", "responses": { "200": {
+                "description": "ok",
+                "content": { "application/json": { "schema": { "type": "object" } } } } } } },
+            "/items/{id}": { "get": { "summary": "one item", "responses": { "200": { "description": "ok" } } } }
+        }
+    });
+    d.type_into("#document", &serde_json::to_string_pretty(&doc)?)?;
+    d.click("button[value=import]")?;
+    let result = d.text("#import-result")?;
+    assert_eq!(result, "Created 1 endpoint(s), skipped 1.");
+    d.screenshot("import")?;
+
+    // Endpoints with their health; capture a baseline and run a check from the endpoint page.
+    d.go(&format!("{base}/console/endpoints"))?;
+    assert!(d.source()?.contains("class=\"badge unknown\""));
+    d.click("td a")?;
+    d.click("form[action$='/baseline'] button")?;
+    assert!(d.text(".flash")?.starts_with("Baseline 1 captured"));
+    d.click("form[action$='/check'] button")?;
+    let done = d.text(".flash")?;
+    assert!(done.starts_with("Check done: "), "{done}");
+    d.go(&format!("{base}/console/endpoints"))?;
+    let list = d.source()?;
+    assert!(
+        ["healthy", "warning", "breaking"]
+            .iter()
+            .any(|h| list.contains(&format!("class=\"badge {h}\""))),
+        "no health badge after a check"
+    );
+    d.screenshot("endpoints")?;
+
+    // Create a token, use it, revoke it.
+    d.go(&format!("{base}/console/tokens"))?;
+    d.type_into("#name", "browser")?;
+    d.click("form[action='/console/tokens'] button[type=submit]")?;
+    let token = d.text("#token-value")?;
+    assert!(token.starts_with("svc_live_"), "{token}");
+    d.screenshot("token-created")?;
+    assert_eq!(api_status(&server, &token)?, 200);
+    d.go(&format!("{base}/console/tokens"))?;
+    assert!(
+        !d.source()?.contains(&token),
+        "the token is shown only once"
+    );
+    d.click("button[aria-label='Revoke browser']")?;
+    // The click returns once the form is submitted; the page may still be loading.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while api_status(&server, &token)? != 401 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(api_status(&server, &token)?, 401);
+    d.screenshot("tokens")?;
+
+    // Probe a loopback URL.
+    d.go(&format!("{base}/console/probe"))?;
+    d.type_into("#url", &format!("{base}/healthz"))?;
+    d.click("form[action='/console/probe'] button")?;
+    assert_eq!(d.text("#probe-status")?, "200");
+    d.screenshot("probe")?;
+    Ok(())
+}
