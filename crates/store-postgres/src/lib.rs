@@ -308,6 +308,10 @@ impl Store for PgStore {
             .await)
     }
 
+    async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError> {
+        plain!(self, |c| queries::endpoint_workspace(c, endpoint_id).await)
+    }
+
     async fn touch_token(
         &self,
         workspace_id: Uuid,

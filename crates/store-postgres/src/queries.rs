@@ -320,6 +320,16 @@ pub async fn get_endpoint(
     Ok(row.map(EndpointRow::into_model).transpose()?)
 }
 
+/// Operator: the workspace an endpoint belongs to.
+pub async fn endpoint_workspace(c: &mut Conn, endpoint: Uuid) -> Result<Option<Uuid>> {
+    Ok(endpoints::table
+        .filter(endpoints::id.eq(endpoint))
+        .select(endpoints::workspace_id)
+        .first(c)
+        .await
+        .optional()?)
+}
+
 fn endpoint_query(ws: Uuid, filter: &EndpointFilter) -> endpoints::BoxedQuery<'static, Pg> {
     let mut q = endpoints::table
         .filter(endpoints::workspace_id.eq(ws))

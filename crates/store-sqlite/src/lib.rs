@@ -346,6 +346,11 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError> {
+        self.run(move |c| queries::endpoint_workspace(c, endpoint_id))
+            .await
+    }
+
     async fn touch_token(
         &self,
         workspace_id: Uuid,

@@ -286,6 +286,18 @@ pub fn get_endpoint(
     Ok(row.map(EndpointRow::into_model).transpose()?)
 }
 
+/// Operator: the workspace an endpoint belongs to.
+pub fn endpoint_workspace(c: &mut SqliteConnection, endpoint: Uuid) -> Result<Option<Uuid>> {
+    let ws: Option<String> = endpoints::table
+        .filter(endpoints::id.eq(id(endpoint)))
+        .select(endpoints::workspace_id)
+        .first(c)
+        .optional()?;
+    Ok(ws
+        .map(|w| parse_id("endpoints.workspace_id", &w))
+        .transpose()?)
+}
+
 fn endpoint_query(
     ws: Uuid,
     filter: &EndpointFilter,

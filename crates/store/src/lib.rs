@@ -30,6 +30,7 @@
 //!   The only operations without a workspace id are the ones that cannot have one, and they are
 //!   marked "operator" or "authentication" in their docs: token lookup by hash (authentication
 //!   finds the workspace from the token), `revoke_token_by_id` (`apidrift token revoke ID`),
+//!   `endpoint_workspace` (`apidrift baseline capture ID`, `apidrift contract attach ID`),
 //!   `count_workspaces` (first-run bootstrap) and the rewrap iteration (`keys rotate`).
 //! * **Ids and clocks come from the caller.** Input types carry the new row's `id` (use
 //!   [`new_id`], a UUIDv7) and its timestamps. The seal crate binds a sealed blob to its row id, so
@@ -182,6 +183,11 @@ pub trait Store: UserStore + AlertStore + Send + Sync + std::fmt::Debug {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<StoredToken, StoreError>;
+
+    /// Operator (`apidrift baseline capture ID`, `apidrift contract attach ID`): the workspace an
+    /// endpoint belongs to, or `None` when no endpoint has that id. The admin CLI uses it to find
+    /// the workspace for commands that name only the endpoint; nothing else may.
+    async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError>;
 
     /// Sets `last_used_at = now` when it is unset or older than 60 s, in one statement. Returns
     /// whether a row was written (false also when the token is missing).

@@ -451,6 +451,9 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
         .ok_or_else(|| fail("endpoint missing"))?;
     assert_eq!(Some(&got), created.created.first());
     assert_eq!(got.workspace_id, a.id);
+    // The operator lookup finds the owning workspace, and nothing for an unknown id.
+    assert_eq!(store.endpoint_workspace(input.id).await?, Some(a.id));
+    assert_eq!(store.endpoint_workspace(Uuid::now_v7()).await?, None);
     assert_eq!(got.name, input.name);
     assert_eq!(got.url, input.url);
     assert_eq!(got.method, HttpMethod::Post);

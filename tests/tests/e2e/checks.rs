@@ -450,6 +450,16 @@ fn cli_commands(backend: Backend) -> TestResult {
     );
     let out = env.cli(&["baseline", "capture", &id, "--workspace", &ws])?;
     assert_eq!(out["baselineVersion"].as_u64(), Some(2));
+    // As D8 writes it: the endpoint id alone; the workspace is looked up.
+    let out = env.cli(&["baseline", "capture", &id])?;
+    assert_eq!(out["baselineVersion"].as_u64(), Some(3));
+    let out = env.run(&[
+        "baseline",
+        "capture",
+        "0190a5c4-0000-7000-8000-000000000000",
+    ])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no endpoint with id"));
     // An unknown endpoint: exit 2 with one line.
     let out = env.run(&[
         "baseline",
@@ -473,9 +483,8 @@ fn cli_commands(backend: Backend) -> TestResult {
         &spec,
         "--operation",
         "GET /users",
-        "--workspace",
-        &ws,
     ])?;
+    // D10's form: no --workspace; it is looked up from the endpoint.
     assert_eq!(out["hasResponseContract"], true);
     assert_eq!(out["operation"], "GET /users");
     let bad = env.run(&[

@@ -1,4 +1,4 @@
-//! `apidrift baseline capture ENDPOINT_ID --workspace ID` (D8): fetches the endpoint through the
+//! `apidrift baseline capture ENDPOINT_ID [--workspace ID]` (D8): fetches the endpoint through the
 //! SSRF-safe client (the configured allow-list applies) and records a baseline. Prints
 //! `{"baselineVersion","capturedAt","status"}` like `POST /v1/endpoints/{id}/baseline`.
 
@@ -8,6 +8,7 @@ use crate::db;
 use apidrift_model::Uuid;
 use apidrift_model::net::AllowList;
 use apidrift_monitor::{Client, Monitor, MonitorError};
+use apidrift_store::Store;
 use serde::Serialize;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -23,9 +24,9 @@ pub struct CaptureArgs {
     /// The endpoint id.
     #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
     endpoint: Uuid,
-    /// The endpoint's workspace.
+    /// The endpoint's workspace (looked up from the endpoint id when not given).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 pub fn parse_id(text: &str) -> Result<Uuid, String> {
@@ -47,13 +48,29 @@ pub fn allow_list(settings: &Settings) -> Result<AllowList, CliError> {
 }
 
 /// A monitor over the configured database, key and allow-list.
-pub async fn monitor(settings: &Settings) -> Result<Monitor, CliError> {
+pub fn monitor(settings: &Settings, store: Arc<dyn Store>) -> Result<Monitor, CliError> {
     let keys = settings.key_ring()?.ok_or_else(|| {
         CliError("no sealing key: set ENDPOINT_SECRET_KEY (or secret_key_file)".into())
     })?;
     let client = Client::new(allow_list(settings)?).map_err(|e| CliError(e.to_string()))?;
-    let store = db::open(settings, true).await?;
     Ok(Monitor::new(store, Arc::new(keys), client))
+}
+
+/// The endpoint's workspace: `--workspace` when given, else the one the endpoint belongs to (an
+/// operator lookup, so `apidrift baseline capture ENDPOINT_ID` works as D8 writes it).
+pub async fn workspace_of(
+    store: &dyn Store,
+    given: Option<Uuid>,
+    endpoint: Uuid,
+) -> Result<Uuid, CliError> {
+    if let Some(workspace) = given {
+        return Ok(workspace);
+    }
+    store
+        .endpoint_workspace(endpoint)
+        .await
+        .map_err(db::store_error)?
+        .ok_or_else(|| CliError(format!("no endpoint with id {endpoint}")))
 }
 
 /// A pipeline failure as a one-line CLI error.
@@ -68,9 +85,11 @@ pub fn run(global: &GlobalArgs, command: BaselineCommand) -> Result<ExitCode, Cl
     let BaselineCommand::Capture(args) = command;
     let settings = config::load_from_process(global)?;
     db::block_on(async {
-        let monitor = monitor(&settings).await?;
+        let store = db::open(&settings, true).await?;
+        let workspace = workspace_of(&*store, args.workspace, args.endpoint).await?;
+        let monitor = monitor(&settings, store)?;
         let baseline = monitor
-            .capture_baseline(args.workspace, args.endpoint)
+            .capture_baseline(workspace, args.endpoint)
             .await
             .map_err(monitor_error)?;
         let captured_at = apidrift_model::timestamp::format(baseline.captured_at)

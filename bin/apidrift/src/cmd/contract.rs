@@ -4,7 +4,7 @@
 //! `{"endpointId","operation","status","hasResponseContract":true}`; detach prints the same with
 //! `hasResponseContract: false`.
 
-use super::baseline::parse_id;
+use super::baseline::{parse_id, workspace_of};
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -35,18 +35,18 @@ pub struct AttachArgs {
     /// The response status whose schema is the contract (default: the first 2xx).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(100..=599))]
     status: Option<u16>,
-    /// The endpoint's workspace.
+    /// The endpoint's workspace (looked up from the endpoint id when not given).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct DetachArgs {
     #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
     endpoint: Uuid,
-    /// The endpoint's workspace.
+    /// The endpoint's workspace (looked up from the endpoint id when not given).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 #[derive(Serialize)]
@@ -67,14 +67,15 @@ pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, Cl
                 .map_err(|e| CliError(e.to_string()))?;
             db::block_on(async {
                 let store = db::open(&settings, true).await?;
+                let workspace = workspace_of(&*store, args.workspace, args.endpoint).await?;
                 store
-                    .get_endpoint(args.workspace, args.endpoint)
+                    .get_endpoint(workspace, args.endpoint)
                     .await
                     .map_err(db::store_error)?
                     .ok_or_else(|| CliError("endpoint not found in this workspace".into()))?;
                 store
                     .set_contract(
-                        args.workspace,
+                        workspace,
                         args.endpoint,
                         Some(contract.clone()),
                         OffsetDateTime::now_utc(),
@@ -92,13 +93,9 @@ pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, Cl
         }
         ContractCommand::Detach(args) => db::block_on(async {
             let store = db::open(&settings, true).await?;
+            let workspace = workspace_of(&*store, args.workspace, args.endpoint).await?;
             store
-                .set_contract(
-                    args.workspace,
-                    args.endpoint,
-                    None,
-                    OffsetDateTime::now_utc(),
-                )
+                .set_contract(workspace, args.endpoint, None, OffsetDateTime::now_utc())
                 .await
                 .map_err(|e| match e {
                     apidrift_store::StoreError::NotFound => {
