@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 VERSION="4.32.5"
-VENV="${SCHEMATHESIS_VENV:-$ROOT/target/schemathesis-venv}"
+VENV="${SCHEMATHESIS_VENV:-${CARGO_TARGET_DIR:-$ROOT/target}/schemathesis-venv}"
 MAX_EXAMPLES="${SCHEMATHESIS_MAX_EXAMPLES:-40}"
 SEED="${SCHEMATHESIS_SEED:-20261121}"
 
@@ -25,7 +25,7 @@ fi
 BIN="${APIDRIFT_BIN:-}"
 if [[ -z "$BIN" ]]; then
     cargo build --quiet -p apidrift --bin apidrift
-    BIN="$ROOT/target/debug/apidrift"
+    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/apidrift"
 fi
 
 WORK="$(mktemp -d)"
