@@ -853,6 +853,28 @@ pub async fn sealed_values(
                 limit
             )
         }
+        SealedField::WebhookSecret => {
+            #[derive(QueryableByName)]
+            struct Row {
+                #[diesel(sql_type = SqlUuid)]
+                id: Uuid,
+                #[diesel(sql_type = SqlUuid)]
+                workspace_id: Uuid,
+                #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
+                blob: Option<Vec<u8>>,
+            }
+            diesel::sql_query(
+                "SELECT id, workspace_id, sealed_secret AS blob FROM webhooks \
+                 WHERE id > $1 ORDER BY id LIMIT $2",
+            )
+            .bind::<SqlUuid, _>(after)
+            .bind::<Int8, _>(limit)
+            .load::<Row>(c)
+            .await?
+            .into_iter()
+            .map(|r| (r.id, r.workspace_id, r.blob))
+            .collect::<Vec<_>>()
+        }
         _ => {
             return Err(Error::Store(StoreError::InvalidInput(
                 "unknown sealed field".into(),
@@ -913,6 +935,18 @@ pub async fn replace_sealed_value(
         }
         SealedField::BaselineBody => swap!(c, baselines, baselines::sealed_body, ws, row, old, new),
         SealedField::CheckBody => swap!(c, checks, checks::sealed_body, ws, row, old, new),
+        SealedField::WebhookSecret => {
+            diesel::sql_query(
+                "UPDATE webhooks SET sealed_secret = $1 \
+                 WHERE id = $2 AND workspace_id = $3 AND sealed_secret = $4",
+            )
+            .bind::<diesel::sql_types::Bytea, _>(new)
+            .bind::<SqlUuid, _>(row)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<diesel::sql_types::Bytea, _>(old)
+            .execute(c)
+            .await?
+        }
         _ => {
             return Err(Error::Store(StoreError::InvalidInput(
                 "unknown sealed field".into(),

@@ -814,6 +814,27 @@ pub fn sealed_values(
                 limit
             )
         }
+        SealedField::WebhookSecret => {
+            #[derive(QueryableByName)]
+            struct Row {
+                #[diesel(sql_type = Text)]
+                id: String,
+                #[diesel(sql_type = Text)]
+                workspace_id: String,
+                #[diesel(sql_type = Nullable<diesel::sql_types::Binary>)]
+                blob: Option<Vec<u8>>,
+            }
+            diesel::sql_query(
+                "SELECT id, workspace_id, sealed_secret AS blob FROM webhooks \
+                 WHERE id > ? ORDER BY id LIMIT ?",
+            )
+            .bind::<Text, _>(after)
+            .bind::<BigInt, _>(limit)
+            .load::<Row>(c)?
+            .into_iter()
+            .map(|r| (r.id, r.workspace_id, r.blob))
+            .collect::<Vec<_>>()
+        }
         _ => {
             return Err(Error::Store(StoreError::InvalidInput(
                 "unknown sealed field".into(),
@@ -873,6 +894,15 @@ pub fn replace_sealed_value(
         }
         SealedField::BaselineBody => swap!(c, baselines, baselines::sealed_body, ws, row, old, new),
         SealedField::CheckBody => swap!(c, checks, checks::sealed_body, ws, row, old, new),
+        SealedField::WebhookSecret => diesel::sql_query(
+            "UPDATE webhooks SET sealed_secret = ? \
+             WHERE id = ? AND workspace_id = ? AND sealed_secret = ?",
+        )
+        .bind::<diesel::sql_types::Binary, _>(new)
+        .bind::<Text, _>(id(row))
+        .bind::<Text, _>(id(ws))
+        .bind::<diesel::sql_types::Binary, _>(old)
+        .execute(c)?,
         _ => {
             return Err(Error::Store(StoreError::InvalidInput(
                 "unknown sealed field".into(),

@@ -1328,6 +1328,19 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
         )
         .await?;
     store.record_check(b.id, check(eb.id, at(3)), None).await?;
+    // Webhook secrets: three in a, one in b, like the endpoint credentials.
+    for (i, ws) in [a.id, a.id, a.id, b.id].into_iter().enumerate() {
+        store
+            .create_webhook(NewWebhook {
+                id: Uuid::now_v7(),
+                workspace_id: ws,
+                url: format!("https://hooks.example.com/{i}"),
+                min_severity: Severity::Warning,
+                sealed_secret: format!("sealed-secret-{i}").into_bytes(),
+                created_at: at(i64::try_from(i).unwrap_or_default()),
+            })
+            .await?;
+    }
 
     for field in SealedField::ALL {
         let mut seen = Vec::new();

@@ -554,6 +554,8 @@ pub enum SealedField {
     CheckBody,
     /// `endpoints.sealed_request_body`.
     EndpointRequestBody,
+    /// `webhooks.sealed_secret` (D11).
+    WebhookSecret,
 }
 
 impl SealedField {
@@ -564,6 +566,7 @@ impl SealedField {
         SealedField::EndpointRequestBody,
         SealedField::BaselineBody,
         SealedField::CheckBody,
+        SealedField::WebhookSecret,
     ];
 
     /// `table.column`, the name the seal crate binds into the associated data.
@@ -574,6 +577,7 @@ impl SealedField {
             SealedField::BaselineBody => "baselines.sealed_body",
             SealedField::CheckBody => "checks.sealed_body",
             SealedField::EndpointRequestBody => "endpoints.sealed_request_body",
+            SealedField::WebhookSecret => "webhooks.sealed_secret",
         }
     }
 }

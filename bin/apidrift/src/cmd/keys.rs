@@ -62,6 +62,7 @@ pub fn field_of(column: SealedField) -> Result<Field, CliError> {
         SealedField::BaselineBody => Ok(Field::BaselineBody),
         SealedField::CheckBody => Ok(Field::CheckBody),
         SealedField::EndpointRequestBody => Ok(Field::EndpointRequestBody),
+        SealedField::WebhookSecret => Ok(Field::WebhookSecret),
         other => Err(CliError(format!(
             "keys rotate does not know the sealed column {}; upgrade apidrift",
             other.column()
