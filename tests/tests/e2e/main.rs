@@ -2,10 +2,10 @@
 
 mod admin_cli;
 mod alerts;
-mod scaleout;
 mod api;
 mod checks;
 mod cli;
 mod console;
 mod console_browser;
 mod diff_cli;
+mod scaleout;
