@@ -55,12 +55,18 @@ enum Answer {
     Hang(Duration),
 }
 
+/// One request the loopback server saw: (head, body).
+type Seen = (String, Vec<u8>);
+
+/// One verified delivery: (event type, event id, body).
+type Delivery = (String, String, Value);
+
 /// A loopback HTTP server: answers from a script (then the default), records (head, body).
 struct Loopback {
     addr: SocketAddr,
     body: Arc<Mutex<String>>,
     script: Arc<Mutex<Vec<Answer>>>,
-    seen: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Loopback {
@@ -99,7 +105,7 @@ impl Loopback {
         format!("http://{}{path}", self.addr)
     }
 
-    fn seen(&self) -> Vec<(String, Vec<u8>)> {
+    fn seen(&self) -> Vec<Seen> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
@@ -108,7 +114,7 @@ fn answer(
     mut stream: TcpStream,
     body: &Mutex<String>,
     script: &Mutex<Vec<Answer>>,
-    seen: &Mutex<Vec<(String, Vec<u8>)>>,
+    seen: &Mutex<Vec<Seen>>,
 ) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
@@ -349,7 +355,7 @@ const BODY: &str = r#"{"users":[{"id":1,"name":"ann","email":"a@x"}],"total":1}"
 const DRIFTED: &str = r#"{"users":[{"id":1,"name":"ann"}],"total":"1"}"#;
 
 /// The signed deliveries the receiver saw: (type, event id, body), each signature checked.
-fn deliveries(rx: &Loopback, secret: &str) -> Result<Vec<(String, String, Value)>, Box<dyn Error>> {
+fn deliveries(rx: &Loopback, secret: &str) -> Result<Vec<Delivery>, Box<dyn Error>> {
     let mut out = Vec::new();
     for (head, body) in rx.seen() {
         let sig = header(&head, "apidrift-signature").ok_or("no Apidrift-Signature header")?;
