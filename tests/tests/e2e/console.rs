@@ -537,3 +537,159 @@ fn tokens_csrf_roles_isolation_probe_and_import() -> TestResult {
     assert_eq!(c.get("/console/endpoints", &viewer)?.status, 303);
     Ok(())
 }
+
+/// A loopback upstream answering every request with the current JSON body (it can drift).
+struct Upstream {
+    url: String,
+    body: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Upstream {
+    fn start(body: &str) -> Result<Upstream, Box<dyn Error>> {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let url = format!("http://{}/items", listener.local_addr()?);
+        let body = std::sync::Arc::new(std::sync::Mutex::new(body.to_owned()));
+        let shared = body.clone();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 2048];
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = shared.lock().map(|b| b.clone()).unwrap_or_default();
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        Ok(Upstream { url, body })
+    }
+
+    fn set(&self, body: &str) {
+        if let Ok(mut b) = self.body.lock() {
+            *b = body.to_owned();
+        }
+    }
+}
+
+#[test]
+fn accept_a_diff_from_the_console() -> TestResult {
+    let c = start()?;
+    let up = Upstream::start(r#"{"id":1,"name":"a","tags":["x"]}"#)?;
+    let res = c.api(
+        "POST",
+        "/api/v1/endpoints",
+        &c.token,
+        Some(&json!({ "name": "items", "url": up.url })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let eid = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let res = c.api(
+        "POST",
+        &format!("/v1/endpoints/{eid}/baseline"),
+        &c.token,
+        None,
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    up.set(r#"{"id":"1","tags":["x"]}"#);
+    let res = c.api(
+        "POST",
+        &format!("/api/v1/endpoints/{eid}/check"),
+        &c.token,
+        None,
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let did = res.json()["diffId"]
+        .as_str()
+        .ok_or("no diff id")?
+        .to_owned();
+    let endpoint = c.api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?;
+    assert_eq!(endpoint.json()["endpoint"]["health"], "breaking");
+
+    // A member sees the diff but no Accept button, and posting answers 403.
+    let member_pw = "member password 123";
+    c.cli(
+        &[
+            "user",
+            "create",
+            "--email",
+            "member@example.com",
+            "--password-stdin",
+            "--workspace",
+            &c.workspace,
+            "--role",
+            "member",
+        ],
+        &format!("{member_pw}\n"),
+    )?;
+    let member = c.session("member@example.com", member_pw)?;
+    let diff_path = format!("/console/diffs/{did}");
+    let accept_path = format!("{diff_path}/accept");
+    let page = c.get(&diff_path, &member)?;
+    assert_eq!(page.status, 200);
+    let page = page.text();
+    assert!(page.contains("not accepted"), "{page}");
+    assert!(!page.contains("id=\"accept-diff\""), "{page}");
+    let mcsrf = csrf_of(&page).ok_or("no csrf")?;
+    let res = c.post_form(&accept_path, &member, &c.origin, &[("_csrf", &mcsrf)])?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert!(res.text().contains("role member cannot accept diffs"));
+
+    // The owner sees the button; without the CSRF token, or cross-site, the post fails.
+    let admin = c.session("admin@localhost", &c.password)?;
+    let page = c.get(&diff_path, &admin)?.text();
+    assert!(page.contains("id=\"accept-diff\""), "{page}");
+    assert!(page.contains(&format!("action=\"{accept_path}\"")));
+    let csrf = csrf_of(&page).ok_or("no csrf")?;
+    let res = c.post_form(&accept_path, &admin, &c.origin, &[])?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let res = c.post_form(
+        &accept_path,
+        &admin,
+        "https://evil.example",
+        &[("_csrf", &csrf)],
+    )?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let res = c.api("GET", &format!("/api/v1/diffs/{did}"), &c.token, None)?;
+    assert_eq!(res.json()["diff"]["accepted"], false);
+
+    // With the token: accepted, redirected back to the diff page which says so.
+    let res = c.post_form(&accept_path, &admin, &c.origin, &[("_csrf", &csrf)])?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let to = res.header("location").ok_or("no redirect")?.to_owned();
+    assert!(to.starts_with(&diff_path), "{to}");
+    let page = c.get(&to, &admin)?.text();
+    assert!(page.contains(">accepted</span>"), "{page}");
+    assert!(page.contains("Diff accepted"), "{page}");
+    assert!(!page.contains("id=\"accept-diff\""), "{page}");
+    let res = c.api("GET", &format!("/api/v1/diffs/{did}"), &c.token, None)?;
+    assert_eq!(res.json()["diff"]["accepted"], true, "{}", res.text());
+    let endpoint = c
+        .api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+        .json();
+    assert_eq!(endpoint["endpoint"]["health"], "healthy", "{endpoint}");
+    assert_eq!(endpoint["endpoint"]["baselineVersion"], 2, "{endpoint}");
+    // The new baseline is the drifted response: a check finds nothing.
+    let res = c.api(
+        "POST",
+        &format!("/api/v1/endpoints/{eid}/check"),
+        &c.token,
+        None,
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["breakingCount"], 0, "{}", res.text());
+    // Posting again is harmless (idempotent, like the API).
+    let res = c.post_form(&accept_path, &admin, &c.origin, &[("_csrf", &csrf)])?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    Ok(())
+}

@@ -4,7 +4,7 @@ use super::html::{Chrome, esc, page, url_param};
 use super::session::{self, Session};
 use crate::error::ApiError;
 use crate::ratelimit::{Class, Quota};
-use crate::routes::{openapi_import, probe};
+use crate::routes::{accept, openapi_import, probe};
 use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -37,6 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(capture_baseline),
         )
         .route("/console/diffs/{id}", web::get().to(diff))
+        .route("/console/diffs/{id}/accept", web::post().to(accept_diff))
         .route("/console/tokens", web::get().to(tokens))
         .route("/console/tokens", web::post().to(create_token))
         .route("/console/tokens/{id}/revoke", web::post().to(revoke_token))
@@ -636,14 +637,34 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
         return Ok(error_page(Some(&s), &ApiError::NotFound));
     };
     let mut b = format!(
-        "<h1>Diff of {}</h1><p>{} · {} breaking, {} warnings, {} info · accepted: {}</p>",
+        "<h1>Diff of {}</h1><p>{} · {} breaking, {} warnings, {} info · <span id=\"diff-status\">{}</span></p>",
         esc(d.base.endpoint_name.as_deref().unwrap_or("an endpoint")),
         fmt_time(d.base.created_at),
         d.base.breaking_count,
         d.base.warning_count,
         d.base.info_count,
-        if d.base.accepted { "yes" } else { "no" }
+        if d.base.accepted {
+            "<span class=\"badge healthy\">accepted</span>"
+        } else {
+            "not accepted"
+        }
     );
+    if d.base.accepted {
+        if req.query_string().contains("accepted=1") {
+            b.push_str(
+                "<p class=\"flash\" role=\"status\">Diff accepted: its response is the endpoint's baseline now.</p>",
+            );
+        }
+    } else if s.role() >= Role::Admin {
+        let _ = write!(
+            b,
+            "<form method=\"post\" action=\"/console/diffs/{}/accept\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
+             <p>Accepting makes the response that produced this diff the endpoint's new baseline.</p>\
+             <p><button type=\"submit\" id=\"accept-diff\">Accept</button></p></form>",
+            d.base.id,
+            esc(s.csrf())
+        );
+    }
     if let Some(eid) = d.base.endpoint_id {
         let _ = write!(
             b,
@@ -655,6 +676,30 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
         StatusCode::OK,
         page("Diff", &chrome(&s, "endpoints"), &b),
     ))
+}
+
+async fn accept_diff(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let pairs = form_pairs(&body);
+    let done: Result<Uuid, ApiError> = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Admin, "accept diffs")?;
+        let id = parse_uuid(&id)?;
+        let ws = s.workspace_id();
+        probe::take_budget(&state, &req, ws, Class::Checks).await?;
+        accept::accept(&state, ws, id).await?;
+        Ok(id)
+    }
+    .await;
+    match done {
+        Ok(id) => Ok(redirect(&format!("/console/diffs/{id}?accepted=1"))),
+        Err(e) => Ok(error_page(Some(&s), &e)),
+    }
 }
 
 fn scope_label(scope: Scope) -> &'static str {

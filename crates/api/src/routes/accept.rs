@@ -62,10 +62,20 @@ pub async fn accept_diff(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
+    Ok(HttpResponse::Ok().json(accept(&state, auth.workspace_id, id).await?))
+}
+
+/// Accepts diff `id` of workspace `ws` (the route and the console share it): promotes the
+/// response to a new baseline, resets health when it was the latest diff; idempotent.
+pub(crate) async fn accept(
+    state: &AppState,
+    ws: uuid::Uuid,
+    id: uuid::Uuid,
+) -> Result<Accepted, ApiError> {
     let Some(keys) = state.keys.clone() else {
         state
             .store
-            .get_diff(auth.workspace_id, id)
+            .get_diff(ws, id)
             .await
             .map_err(ApiError::store)?
             .ok_or(ApiError::NotFound)?;
@@ -74,10 +84,7 @@ pub async fn accept_diff(
         ));
     };
     let monitor = Monitor::new(state.store.clone(), keys, client_for(&state.allow)?);
-    let (detail, outcome) = monitor
-        .accept_diff(auth.workspace_id, id)
-        .await
-        .map_err(monitor_error)?;
+    let (detail, outcome) = monitor.accept_diff(ws, id).await.map_err(monitor_error)?;
     let mut diff = detail.base;
     diff.accepted = true;
     let baseline_version = match &outcome.baseline {
@@ -85,17 +92,17 @@ pub async fn accept_diff(
         None => match diff.endpoint_id {
             Some(ep) => state
                 .store
-                .get_endpoint(auth.workspace_id, ep)
+                .get_endpoint(ws, ep)
                 .await
                 .map_err(ApiError::store)?
                 .and_then(|e| e.baseline_version),
             None => None,
         },
     };
-    Ok(HttpResponse::Ok().json(Accepted {
+    Ok(Accepted {
         diff,
         baseline_version,
         newly_accepted: outcome.newly_accepted,
         health_reset: outcome.health_reset,
-    }))
+    })
 }
