@@ -644,6 +644,14 @@ fn accept_a_diff_from_the_console() -> TestResult {
     let res = c.post_form(&accept_path, &member, &c.origin, &[("_csrf", &mcsrf)])?;
     assert_eq!(res.status, 403, "{}", res.text());
     assert!(res.text().contains("role member cannot accept diffs"));
+    assert_eq!(c.get("/console/webhooks", &member)?.status, 403);
+    let res = c.post_form(
+        "/console/webhooks",
+        &member,
+        &c.origin,
+        &[("_csrf", &mcsrf), ("url", &up.url)],
+    )?;
+    assert_eq!(res.status, 403, "{}", res.text());
 
     // The owner sees the button; without the CSRF token, or cross-site, the post fails.
     let admin = c.session("admin@localhost", &c.password)?;
@@ -691,5 +699,125 @@ fn accept_a_diff_from_the_console() -> TestResult {
     // Posting again is harmless (idempotent, like the API).
     let res = c.post_form(&accept_path, &admin, &c.origin, &[("_csrf", &csrf)])?;
     assert_eq!(res.status, 303, "{}", res.text());
+    Ok(())
+}
+
+#[test]
+fn webhooks_page_adds_lists_and_removes() -> TestResult {
+    let c = start()?;
+    let admin = c.session("admin@localhost", &c.password)?;
+    let page = c.get("/console/webhooks", &admin)?;
+    assert_eq!(page.status, 200);
+    let page = page.text();
+    assert!(page.contains("href=\"/console/webhooks\" aria-current=\"page\""));
+    assert!(page.contains("No webhooks yet."));
+    assert!(page.contains("<option value=\"warning\" selected>warning</option>"));
+    let csrf = csrf_of(&page).ok_or("no csrf")?;
+    let receiver = format!("{}/hooks/a", c.origin);
+
+    // A private address is refused (D14) with the reason on the page, and nothing is stored.
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("url", "http://10.1.2.3/h"),
+            ("min_severity", "breaking"),
+        ],
+    )?;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let text = res.text();
+    assert!(text.contains("id=\"webhook-error\">url: "), "{text}");
+    assert!(text.contains("value=\"http://10.1.2.3/h\""), "{text}");
+    assert!(text.contains("No webhooks yet."));
+    // Without the CSRF token: refused, nothing stored.
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[("url", &receiver)],
+    )?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let api = c.api("GET", "/v1/webhooks", &c.token, None)?;
+    assert_eq!(api.json()["webhooks"].as_array().map(Vec::len), Some(0));
+
+    // A generated secret is shown once, with a warning.
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("url", &receiver),
+            ("min_severity", "info"),
+        ],
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let text = res.text();
+    assert!(text.contains("shown only once"), "{text}");
+    let secret = text
+        .split("id=\"secret-value\" class=\"token\">")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .ok_or("no secret shown")?
+        .to_owned();
+    assert!(secret.len() >= 32, "{secret}");
+    // A supplied secret is never shown.
+    let supplied = "my-own-signing-secret-1";
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("url", &format!("{}/hooks/b", c.origin)),
+            ("secret", supplied),
+        ],
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert!(res.text().contains("with the secret you supplied"));
+    assert!(!res.text().contains(supplied));
+
+    // Listed (url, minimum severity, created) on the page and by the API; no secret anywhere.
+    let page = c.get("/console/webhooks", &admin)?.text();
+    assert!(page.contains(&format!("<code>{receiver}</code>")), "{page}");
+    assert!(
+        page.contains("<span class=\"badge info\">info</span>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<span class=\"badge warning\">warning</span>"),
+        "{page}"
+    );
+    assert!(!page.contains("id=\"secret-value\""));
+    for path in ["/console/webhooks", "/console/endpoints", "/console/tokens"] {
+        let text = c.get(path, &admin)?.text();
+        assert!(!text.contains(&secret), "{path} shows the secret");
+        assert!(!text.contains(supplied), "{path} shows the secret");
+    }
+    let api = c.api("GET", "/v1/webhooks", &c.token, None)?.json();
+    let hooks = api["webhooks"].as_array().ok_or("no list")?;
+    assert_eq!(hooks.len(), 2, "{api}");
+    assert_eq!(hooks[0]["url"], receiver.as_str());
+    assert_eq!(hooks[0]["minSeverity"], "info");
+    let first = hooks[0]["id"].as_str().ok_or("no id")?.to_owned();
+
+    // Remove: CSRF enforced, then gone from the page and the API.
+    let remove = format!("/console/webhooks/{first}/remove");
+    assert!(page.contains(&format!("action=\"{remove}\"")));
+    let res = c.post_form(&remove, &admin, "https://evil.example", &[("_csrf", &csrf)])?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    let res = c.post_form(&remove, &admin, &c.origin, &[("_csrf", &csrf)])?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let page = c.get("/console/webhooks", &admin)?.text();
+    assert!(
+        !page.contains(&format!("<code>{receiver}</code>")),
+        "{page}"
+    );
+    let api = c.api("GET", "/v1/webhooks", &c.token, None)?.json();
+    assert_eq!(api["webhooks"].as_array().map(Vec::len), Some(1), "{api}");
+    let res = c.post_form(&remove, &admin, &c.origin, &[("_csrf", &csrf)])?;
+    assert_eq!(res.status, 404, "{}", res.text());
     Ok(())
 }

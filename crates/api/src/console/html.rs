@@ -75,6 +75,7 @@ pub fn page(title: &str, chrome: &Chrome, body: &str) -> String {
         for (key, href, label) in [
             ("endpoints", "/console/endpoints", "Endpoints"),
             ("tokens", "/console/tokens", "Tokens"),
+            ("webhooks", "/console/webhooks", "Webhooks"),
             ("probe", "/console/probe", "Probe a URL"),
             ("import", "/console/import", "Import OpenAPI"),
         ] {

@@ -4,11 +4,12 @@
 //! * [`html`]: the escaping helper and the layout;
 //! * [`pages`]: login/logout, endpoints (health badges, filters, pagination), one endpoint
 //!   (details without credentials, latest diff, history, capture-baseline and run-check
-//!   buttons), one diff (changes grouped and coloured by severity), tokens (create with scope
-//!   checkboxes, shown once, list, revoke), the URL probe and the OpenAPI import.
+//!   buttons), one diff (changes grouped and coloured by severity, the accept button), tokens
+//!   (create with scope checkboxes, shown once, list, revoke), webhooks (add, list, remove),
+//!   the URL probe and the OpenAPI import.
 //!
 //! Roles apply as on the API (D4): viewers read; members capture baselines, run checks, probe
-//! and import; admins and owners also manage tokens.
+//! and import; admins and owners also manage tokens and webhooks and accept diffs.
 
 pub mod html;
 pub mod pages;

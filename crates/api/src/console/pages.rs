@@ -4,7 +4,7 @@ use super::html::{Chrome, esc, page, url_param};
 use super::session::{self, Session};
 use crate::error::ApiError;
 use crate::ratelimit::{Class, Quota};
-use crate::routes::{accept, openapi_import, probe};
+use crate::routes::{accept, openapi_import, probe, webhooks};
 use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -41,6 +41,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/tokens", web::get().to(tokens))
         .route("/console/tokens", web::post().to(create_token))
         .route("/console/tokens/{id}/revoke", web::post().to(revoke_token))
+        .route("/console/webhooks", web::get().to(webhooks_list))
+        .route("/console/webhooks", web::post().to(webhook_add))
+        .route(
+            "/console/webhooks/{id}/remove",
+            web::post().to(webhook_remove),
+        )
         .route("/console/probe", web::get().to(probe_form))
         .route("/console/probe", web::post().to(probe_submit))
         .route("/console/import", web::get().to(import_form))
@@ -915,6 +921,159 @@ async fn revoke_token(
     .await;
     match done {
         Ok(()) => Ok(redirect("/console/tokens")),
+        Err(e) => Ok(error_page(Some(&s), &e)),
+    }
+}
+
+/// What the webhooks page shows after a post: a created webhook (its generated secret once),
+/// or the reason the add was refused (with the submitted values kept in the form).
+enum HookOutcome {
+    None,
+    Created(webhooks::WebhookView),
+    Refused {
+        error: ApiError,
+        url: String,
+        min: String,
+    },
+}
+
+async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> Page {
+    if let Err(e) = s.require(Role::Admin, "manage webhooks") {
+        return Ok(error_page(Some(s), &e));
+    }
+    let list = webhooks::list(state, s.workspace_id()).await?;
+    let mut b = String::from(
+        "<h1>Webhooks</h1><p>Alerts (signed <code>drift.detected</code> and <code>drift.resolved</code> events) go to these URLs when a check finds changes at or above the minimum severity.</p>",
+    );
+    let mut status = StatusCode::OK;
+    let (url, min) = match &outcome {
+        HookOutcome::Refused { url, min, .. } => (url.as_str(), min.as_str()),
+        _ => ("", "warning"),
+    };
+    match &outcome {
+        HookOutcome::None => {}
+        HookOutcome::Created(w) => match &w.secret {
+            Some(secret) => {
+                let _ = write!(
+                    b,
+                    "<section class=\"flash\" role=\"status\" aria-labelledby=\"new-secret\"><h2 id=\"new-secret\">Webhook added</h2>\
+                     <p><strong>Copy the signing secret now: it is shown only once and cannot be recovered.</strong></p>\
+                     <p><code id=\"secret-value\" class=\"token\">{}</code></p>\
+                     <button type=\"button\" id=\"copy-secret\" onclick=\"navigator.clipboard.writeText(document.getElementById('secret-value').textContent).then(function(){{document.getElementById('copy-secret').textContent='Copied'}})\">Copy</button></section>",
+                    esc(secret)
+                );
+            }
+            None => b.push_str(
+                "<p class=\"flash\" role=\"status\">Webhook added with the secret you supplied.</p>",
+            ),
+        },
+        HookOutcome::Refused { error, .. } => {
+            use actix_web::ResponseError as _;
+            status = error.status_code();
+            let _ = write!(
+                b,
+                "<p class=\"error\" role=\"alert\" id=\"webhook-error\">{}</p>",
+                esc(&error.to_string())
+            );
+        }
+    }
+    let _ = write!(
+        b,
+        "<h2>Add a webhook</h2><form method=\"post\" action=\"/console/webhooks\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
+         <label for=\"url\">URL</label><input id=\"url\" name=\"url\" type=\"url\" size=\"60\" required value=\"{}\">\
+         <label for=\"min_severity\">Minimum severity</label><select id=\"min_severity\" name=\"min_severity\">",
+        esc(s.csrf()),
+        esc(url)
+    );
+    for sev in [Severity::Info, Severity::Warning, Severity::Breaking] {
+        let sel = if sev.as_str() == min { " selected" } else { "" };
+        let _ = write!(b, "<option value=\"{0}\"{sel}>{0}</option>", sev.as_str());
+    }
+    b.push_str(
+        "</select><label for=\"secret\">Signing secret (empty: generate one)</label>\
+         <input id=\"secret\" name=\"secret\" type=\"password\" maxlength=\"256\" autocomplete=\"off\">\
+         <p><button type=\"submit\">Add webhook</button></p></form><h2>Existing webhooks</h2>",
+    );
+    if list.is_empty() {
+        b.push_str("<p>No webhooks yet.</p>");
+    } else {
+        b.push_str("<table><thead><tr><th scope=\"col\">URL</th><th scope=\"col\">Minimum severity</th><th scope=\"col\">Created</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>");
+        for w in &list {
+            let _ = write!(
+                b,
+                "<tr><td><code>{url}</code></td><td><span class=\"badge {min}\">{min}</span></td><td>{}</td><td>\
+                 <form method=\"post\" action=\"/console/webhooks/{}/remove\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
+                 <button class=\"danger\" type=\"submit\" aria-label=\"Remove {url}\">Remove</button></form></td></tr>",
+                esc(&w.created_at),
+                w.id,
+                esc(s.csrf()),
+                url = esc(&w.url),
+                min = esc(&w.min_severity),
+            );
+        }
+        b.push_str("</tbody></table>");
+    }
+    Ok(html(status, page("Webhooks", &chrome(s, "webhooks"), &b)))
+}
+
+async fn webhooks_list(state: web::Data<AppState>, req: HttpRequest) -> Page {
+    let s = session_or_return!(state, req);
+    webhooks_page(&state, &s, HookOutcome::None).await
+}
+
+async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
+    let s = session_or_return!(state, req);
+    let pairs = form_pairs(&body);
+    if let Err(e) = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Admin, "manage webhooks")
+    }
+    .await
+    {
+        return Ok(error_page(Some(&s), &e));
+    }
+    let url = field(&pairs, "url").unwrap_or("").trim().to_owned();
+    let min = field(&pairs, "min_severity")
+        .unwrap_or("warning")
+        .to_owned();
+    let made = async {
+        probe::take_budget(&state, &req, s.workspace_id(), Class::Creates).await?;
+        let mut body = serde_json::json!({ "url": url, "minSeverity": min });
+        if let Some(secret) = field(&pairs, "secret").filter(|v| !v.is_empty()) {
+            body["secret"] = serde_json::Value::String(secret.to_owned());
+        }
+        webhooks::create(&state, s.workspace_id(), &body).await
+    }
+    .await;
+    let outcome = match made {
+        Ok(w) => HookOutcome::Created(w),
+        Err(error) => HookOutcome::Refused { error, url, min },
+    };
+    webhooks_page(&state, &s, outcome).await
+}
+
+async fn webhook_remove(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let pairs = form_pairs(&body);
+    let done: Result<(), ApiError> = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Admin, "manage webhooks")?;
+        let id = parse_uuid(&id)?;
+        probe::take_budget(&state, &req, s.workspace_id(), Class::Creates).await?;
+        state
+            .store
+            .delete_webhook(s.workspace_id(), id)
+            .await
+            .map_err(ApiError::store)
+    }
+    .await;
+    match done {
+        Ok(()) => Ok(redirect("/console/webhooks")),
         Err(e) => Ok(error_page(Some(&s), &e)),
     }
 }
