@@ -76,7 +76,7 @@ curl -fsS -o /dev/null -X POST "$BASE/api/v1/endpoints" -H "Authorization: Beare
     -H 'Content-Type: application/json' -d '{"name":"seed","url":"https://example.com/"}'
 
 set +e
-"$VENV/bin/schemathesis" run "$BASE/openapi.json" \
+"$VENV/bin/schemathesis" --config-file "$ROOT/scripts/schemathesis.toml" run "$BASE/openapi.json" \
     --url "$BASE" \
     --checks all \
     --seed "$SEED" \

@@ -80,12 +80,25 @@ pub struct WebhookList {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CreateWebhook {
-    /// http(s) URL; must pass the outbound policy.
+    /// http(s) URL; must pass the outbound policy (D14): private, loopback, link-local and other
+    /// special-purpose addresses and `localhost`/`*.local`/`*.internal` names answer 400.
+    #[schema(min_length = 1)]
     url: String,
     /// Signing secret; generated (and returned once) when absent.
+    #[schema(min_length = 1, max_length = 256)]
     secret: Option<String>,
-    /// `info`, `warning` (default) or `breaking`.
-    min_severity: Option<String>,
+    /// Alerts of this severity and above are delivered (default `warning`).
+    min_severity: Option<MinSeverity>,
+}
+
+/// The lowest severity a webhook is told about (D11).
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum MinSeverity {
+    Info,
+    Warning,
+    Breaking,
 }
 
 fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, ApiError> {
@@ -158,6 +171,8 @@ fn validate(
         (status = 400, description = "Invalid body or a URL the outbound policy refuses", body = ErrorBody),
         (status = 401, description = "Missing or invalid token", body = ErrorBody),
         (status = 403, description = "Token lacks endpoints:write or role below admin", body = ErrorBody),
+        (status = 413, description = "Body larger than 2 MiB", body = ErrorBody),
+        (status = 415, description = "Body is not application/json", body = ErrorBody),
         (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
         (status = 503, description = "ENDPOINT_SECRET_KEY is not configured", body = ErrorBody),
     )
@@ -170,18 +185,7 @@ pub async fn create_webhook(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let webhook = create(&state, auth.workspace_id, &body).await?;
-    Ok(HttpResponse::Created().json(WebhookEnvelope { webhook }))
-}
-
-/// Validates a create body and stores the webhook of workspace `ws` with its secret sealed (the
-/// route and the console share it). The view carries the secret only when it was generated.
-pub(crate) async fn create(
-    state: &AppState,
-    ws: uuid::Uuid,
-    body: &Value,
-) -> Result<WebhookView, ApiError> {
-    let (url, supplied, min_severity) = validate(body, state)?;
+    let (url, supplied, min_severity) = validate(&body, &state)?;
     let Some(keys) = state.keys.clone() else {
         return Err(ApiError::Unavailable(
             "ENDPOINT_SECRET_KEY is not configured, so webhook secrets cannot be sealed".into(),
@@ -199,7 +203,11 @@ pub(crate) async fn create(
     let sealed_secret = keys
         .seal(
             secret.as_bytes(),
-            &Binding::new(*ws.as_bytes(), *id.as_bytes(), Field::WebhookSecret),
+            &Binding::new(
+                *auth.workspace_id.as_bytes(),
+                *id.as_bytes(),
+                Field::WebhookSecret,
+            ),
         )
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = OffsetDateTime::now_utc();
@@ -210,7 +218,7 @@ pub(crate) async fn create(
         .store
         .create_webhook(NewWebhook {
             id,
-            workspace_id: ws,
+            workspace_id: auth.workspace_id,
             url,
             min_severity,
             sealed_secret,
@@ -218,17 +226,9 @@ pub(crate) async fn create(
         })
         .await
         .map_err(ApiError::store)?;
-    view(&stored, generated)
-}
-
-/// Every webhook of workspace `ws`, oldest first, without secrets.
-pub(crate) async fn list(state: &AppState, ws: uuid::Uuid) -> Result<Vec<WebhookView>, ApiError> {
-    let hooks = state
-        .store
-        .list_webhooks(ws)
-        .await
-        .map_err(ApiError::store)?;
-    hooks.iter().map(|w| view(w, None)).collect()
+    Ok(HttpResponse::Created().json(WebhookEnvelope {
+        webhook: view(&stored, generated)?,
+    }))
 }
 
 /// List alert channels (never their secrets).
@@ -250,7 +250,15 @@ pub async fn list_webhooks(
     auth: Authed<ListWebhooks>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let webhooks = list(&state, auth.workspace_id).await?;
+    let hooks = state
+        .store
+        .list_webhooks(auth.workspace_id)
+        .await
+        .map_err(ApiError::store)?;
+    let webhooks = hooks
+        .iter()
+        .map(|w| view(w, None))
+        .collect::<Result<_, _>>()?;
     Ok(HttpResponse::Ok().json(WebhookList { webhooks }))
 }
 
