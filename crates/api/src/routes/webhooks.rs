@@ -185,7 +185,18 @@ pub async fn create_webhook(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let (url, supplied, min_severity) = validate(&body, &state)?;
+    let webhook = create(&state, auth.workspace_id, &body).await?;
+    Ok(HttpResponse::Created().json(WebhookEnvelope { webhook }))
+}
+
+/// Validates a create body and stores the webhook of workspace `ws` with its secret sealed (the
+/// route and the console share it). The view carries the secret only when it was generated.
+pub(crate) async fn create(
+    state: &AppState,
+    ws: uuid::Uuid,
+    body: &Value,
+) -> Result<WebhookView, ApiError> {
+    let (url, supplied, min_severity) = validate(body, state)?;
     let Some(keys) = state.keys.clone() else {
         return Err(ApiError::Unavailable(
             "ENDPOINT_SECRET_KEY is not configured, so webhook secrets cannot be sealed".into(),
@@ -203,11 +214,7 @@ pub async fn create_webhook(
     let sealed_secret = keys
         .seal(
             secret.as_bytes(),
-            &Binding::new(
-                *auth.workspace_id.as_bytes(),
-                *id.as_bytes(),
-                Field::WebhookSecret,
-            ),
+            &Binding::new(*ws.as_bytes(), *id.as_bytes(), Field::WebhookSecret),
         )
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     let now = OffsetDateTime::now_utc();
@@ -218,7 +225,7 @@ pub async fn create_webhook(
         .store
         .create_webhook(NewWebhook {
             id,
-            workspace_id: auth.workspace_id,
+            workspace_id: ws,
             url,
             min_severity,
             sealed_secret,
@@ -226,9 +233,17 @@ pub async fn create_webhook(
         })
         .await
         .map_err(ApiError::store)?;
-    Ok(HttpResponse::Created().json(WebhookEnvelope {
-        webhook: view(&stored, generated)?,
-    }))
+    view(&stored, generated)
+}
+
+/// Every webhook of workspace `ws`, oldest first, without secrets.
+pub(crate) async fn list(state: &AppState, ws: uuid::Uuid) -> Result<Vec<WebhookView>, ApiError> {
+    let hooks = state
+        .store
+        .list_webhooks(ws)
+        .await
+        .map_err(ApiError::store)?;
+    hooks.iter().map(|w| view(w, None)).collect()
 }
 
 /// List alert channels (never their secrets).
@@ -250,15 +265,7 @@ pub async fn list_webhooks(
     auth: Authed<ListWebhooks>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let hooks = state
-        .store
-        .list_webhooks(auth.workspace_id)
-        .await
-        .map_err(ApiError::store)?;
-    let webhooks = hooks
-        .iter()
-        .map(|w| view(w, None))
-        .collect::<Result<_, _>>()?;
+    let webhooks = list(&state, auth.workspace_id).await?;
     Ok(HttpResponse::Ok().json(WebhookList { webhooks }))
 }
 
