@@ -539,13 +539,14 @@ fn tokens_csrf_roles_isolation_probe_and_import() -> TestResult {
 }
 
 /// A loopback upstream answering every request with the current JSON body (it can drift).
-struct Upstream {
-    url: String,
+pub(crate) struct Upstream {
+    /// `http://127.0.0.1:PORT/items` (any path answers the same).
+    pub(crate) url: String,
     body: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl Upstream {
-    fn start(body: &str) -> Result<Upstream, Box<dyn Error>> {
+    pub(crate) fn start(body: &str) -> Result<Upstream, Box<dyn Error>> {
         use std::io::{Read as _, Write as _};
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         let url = format!("http://{}/items", listener.local_addr()?);
@@ -572,7 +573,7 @@ impl Upstream {
         Ok(Upstream { url, body })
     }
 
-    fn set(&self, body: &str) {
+    pub(crate) fn set(&self, body: &str) {
         if let Ok(mut b) = self.body.lock() {
             *b = body.to_owned();
         }

@@ -1,8 +1,8 @@
 //! Browser tests of the console in headless Chromium (Debian's `chromium` and
 //! `chromium-driver`, installed by `scripts/install-browser.sh`), driven over the W3C WebDriver
 //! protocol by a small client on `std::net` (no extra crates). Flows: log in, see endpoints and
-//! their health, create a token and use it against the API, revoke it and see 401, probe a
-//! loopback URL, import a small OpenAPI document. Screenshots go to a temporary folder, or to
+//! their health, open a diff and accept it, create a token and use it against the API, revoke it
+//! and see 401, probe a loopback URL, import a small OpenAPI document. Screenshots go to a temporary folder, or to
 //! `docs/img/` with `APIDRIFT_UPDATE_SCREENSHOTS=1`.
 //!
 //! Fails with one clear line when `/usr/bin/chromium` or `/usr/bin/chromedriver` is missing.
@@ -255,6 +255,9 @@ fn console_in_headless_chromium() -> TestResult {
     };
     let base = format!("http://{}", server.addr);
     let d = Driver::start(shots)?;
+    // The imported operation points at an upstream that drifts between baseline and check.
+    let up = crate::console::Upstream::start(r#"{"id":1,"name":"a"}"#)?;
+    let up_base = up.url.trim_end_matches("/items").to_owned();
 
     // Log in.
     d.go(&format!("{base}/console"))?;
@@ -269,7 +272,7 @@ fn console_in_headless_chromium() -> TestResult {
     let doc = json!({
         "openapi": "3.1.0",
         "info": { "title": "demo", "version": "1" },
-        "servers": [{ "url": base }],
+        "servers": [{ "url": up_base }],
         "paths": {
             "/healthz": { "get": { "operationId": "health", "responses": { "200": {
                 "description": "ok",
@@ -289,9 +292,26 @@ fn console_in_headless_chromium() -> TestResult {
     d.click("td a")?;
     d.click("form[action$='/baseline'] button")?;
     assert!(d.text(".flash")?.starts_with("Baseline 1 captured"));
+    up.set(r#"{"id":"1"}"#);
     d.click("form[action$='/check'] button")?;
     let done = d.text(".flash")?;
-    assert!(done.starts_with("Check done: "), "{done}");
+    assert!(
+        done.starts_with("Check done: ") && !done.starts_with("Check done: 0 breaking"),
+        "{done}"
+    );
+
+    // Open the diff and accept it: the page says accepted, the endpoint is healthy again.
+    d.click("a[href^='/console/diffs/']")?;
+    assert_eq!(d.text("#diff-status")?, "not accepted");
+    d.screenshot("diff")?;
+    d.click("#accept-diff")?;
+    assert_eq!(d.text("#diff-status")?, "accepted");
+    assert!(d.source()?.contains("Diff accepted"));
+    d.click("a[href^='/console/endpoints/']")?;
+    assert!(
+        d.source()?.contains("class=\"badge healthy\""),
+        "not healthy after accept"
+    );
     d.go(&format!("{base}/console/endpoints"))?;
     let list = d.source()?;
     assert!(
