@@ -757,6 +757,7 @@ async fn open_all(db: &Db, ring: &KeyRing) -> Result<Vec<u32>, Box<dyn Error>> {
             SealedField::EndpointRequestBody => Field::EndpointRequestBody,
             SealedField::BaselineBody => Field::BaselineBody,
             SealedField::CheckBody => Field::CheckBody,
+            SealedField::WebhookSecret => Field::WebhookSecret,
             other => return Err(format!("unknown sealed column {}", other.column()).into()),
         };
         for value in store.sealed_values(column, None, 10_000).await? {

@@ -263,9 +263,24 @@ fn bad_input_is_one_line_and_exit_2() -> R {
             ],
             "sometimes",
         ),
+        // A URL input is fetched through the safe client; a name that does not resolve (no
+        // network here) is bad input, one line naming the cause.
         (
-            vec!["diff".into(), "https://example.com/a".into(), good.clone()],
-            "URL inputs are not supported yet",
+            vec![
+                "diff".into(),
+                "https://nonexistent.invalid/a".into(),
+                good.clone(),
+            ],
+            "dns_failed",
+        ),
+        // A URL the outbound policy refuses is never fetched.
+        (
+            vec![
+                "diff".into(),
+                "http://169.254.169.254/latest".into(),
+                good.clone(),
+            ],
+            "ssrf_blocked",
         ),
         (vec!["diff".into(), good.clone()], "CURRENT"),
     ];
