@@ -209,6 +209,22 @@ impl Driver {
             .to_owned())
     }
 
+    /// Polls the text of `css` until `want` holds (a click on a submit button can return before
+    /// the next page has loaded); the last text seen, or the error, when it never does.
+    fn wait_text(&self, css: &str, want: impl Fn(&str) -> bool) -> Result<String, Box<dyn Error>> {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let seen = self.text(css);
+            match &seen {
+                Ok(t) if want(t) => return seen,
+                _ if Instant::now() >= deadline => {
+                    return Err(format!("{css}: waited for the expected text, saw {seen:?}").into());
+                }
+                _ => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+    }
+
     fn source(&self) -> Result<String, Box<dyn Error>> {
         Ok(self
             .cmd("GET", "/source", None)?
@@ -265,7 +281,7 @@ fn console_in_headless_chromium() -> TestResult {
     d.type_into("#email", "admin@localhost")?;
     d.type_into("#password", &password)?;
     d.click("button[type=submit]")?;
-    assert!(d.source()?.contains("<h1>Endpoints</h1>"), "login failed");
+    d.wait_text("h1", |t| t == "Endpoints")?;
 
     // Import a small OpenAPI document (creates one endpoint with a contract).
     d.go(&format!("{base}/console/import"))?;
@@ -282,7 +298,7 @@ fn console_in_headless_chromium() -> TestResult {
     });
     d.type_into("#document", &serde_json::to_string_pretty(&doc)?)?;
     d.click("button[value=import]")?;
-    let result = d.text("#import-result")?;
+    let result = d.wait_text("#import-result", |t| !t.is_empty())?;
     assert_eq!(result, "Created 1 endpoint(s), skipped 1.");
     d.screenshot("import")?;
 
@@ -290,24 +306,23 @@ fn console_in_headless_chromium() -> TestResult {
     d.go(&format!("{base}/console/endpoints"))?;
     assert!(d.source()?.contains("class=\"badge unknown\""));
     d.click("td a")?;
+    d.wait_text("form[action$='/baseline'] button", |t| !t.is_empty())?;
     d.click("form[action$='/baseline'] button")?;
-    assert!(d.text(".flash")?.starts_with("Baseline 1 captured"));
+    d.wait_text(".flash", |t| t.starts_with("Baseline 1 captured"))?;
     up.set(r#"{"id":"1"}"#);
     d.click("form[action$='/check'] button")?;
-    let done = d.text(".flash")?;
-    assert!(
-        done.starts_with("Check done: ") && !done.starts_with("Check done: 0 breaking"),
-        "{done}"
-    );
+    let done = d.wait_text(".flash", |t| t.starts_with("Check done: "))?;
+    assert!(!done.starts_with("Check done: 0 breaking"), "{done}");
 
     // Open the diff and accept it: the page says accepted, the endpoint is healthy again.
     d.click("a[href^='/console/diffs/']")?;
-    assert_eq!(d.text("#diff-status")?, "not accepted");
+    d.wait_text("#diff-status", |t| t == "not accepted")?;
     d.screenshot("diff")?;
     d.click("#accept-diff")?;
-    assert_eq!(d.text("#diff-status")?, "accepted");
+    d.wait_text("#diff-status", |t| t == "accepted")?;
     assert!(d.source()?.contains("Diff accepted"));
     d.click("a[href^='/console/endpoints/']")?;
+    d.wait_text("h1", |t| !t.starts_with("Diff of"))?;
     assert!(
         d.source()?.contains("class=\"badge healthy\""),
         "not healthy after accept"
@@ -326,7 +341,7 @@ fn console_in_headless_chromium() -> TestResult {
     d.go(&format!("{base}/console/tokens"))?;
     d.type_into("#name", "browser")?;
     d.click("form[action='/console/tokens'] button[type=submit]")?;
-    let token = d.text("#token-value")?;
+    let token = d.wait_text("#token-value", |t| !t.is_empty())?;
     assert!(token.starts_with("svc_live_"), "{token}");
     d.screenshot("token-created")?;
     assert_eq!(api_status(&server, &token)?, 200);
@@ -348,7 +363,7 @@ fn console_in_headless_chromium() -> TestResult {
     d.go(&format!("{base}/console/probe"))?;
     d.type_into("#url", &format!("{base}/healthz"))?;
     d.click("form[action='/console/probe'] button")?;
-    assert_eq!(d.text("#probe-status")?, "200");
+    d.wait_text("#probe-status", |t| t == "200")?;
     d.screenshot("probe")?;
     Ok(())
 }
