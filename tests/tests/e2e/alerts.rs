@@ -11,18 +11,16 @@
 //! * schedules: the first run captures the baseline, each run consumes quota, an exhausted
 //!   quota skips runs without retrying in a loop.
 
-use apidrift_e2e::binary;
-use apidrift_e2e::server::{CLEARED, Server};
-use apidrift_seal::SecretKey;
-use apidrift_store_postgres::testdb::TestDb;
+use apidrift_e2e::server::Server;
 use ring::hmac;
 use serde_json::{Value, json};
 use std::error::Error;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::env::{Backend, Env};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -39,13 +37,6 @@ const ENV: &[(&str, &str)] = &[
     ("APIDRIFT_WORKER__LEASE_MS", "3000"),
     ("APIDRIFT_WORKER__GRACE_MS", "500"),
 ];
-
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, Box<dyn Error>> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(f))
-}
 
 /// What a loopback server answers next.
 #[derive(Debug, Clone)]
@@ -200,83 +191,7 @@ fn verify(secret: &str, sig: &str, body: &[u8]) -> bool {
     hex == v1
 }
 
-struct Env {
-    dir: tempfile::TempDir,
-    url: String,
-    key: String,
-    pg: Option<TestDb>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some(pg) = self.pg.take() {
-            let _ = block_on(pg.drop_db());
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
 impl Env {
-    fn new(backend: Backend) -> Result<Option<Env>, Box<dyn Error>> {
-        let dir = tempfile::tempdir()?;
-        let key = SecretKey::generate()?.to_base64().to_string();
-        let (url, pg) = match backend {
-            Backend::Sqlite => (
-                format!("sqlite://{}", dir.path().join("apidrift.db").display()),
-                None,
-            ),
-            Backend::Postgres => {
-                let Some(pg) = block_on(TestDb::create())?.map_err(|e| e.to_string())? else {
-                    return Ok(None);
-                };
-                (pg.url.clone(), Some(pg))
-            }
-        };
-        Ok(Some(Env { dir, url, key, pg }))
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary());
-        cmd.args(args)
-            .args(["--database-url", &self.url])
-            .current_dir(self.dir.path());
-        for name in CLEARED {
-            cmd.env_remove(name);
-        }
-        cmd.env("ENDPOINT_SECRET_KEY", &self.key);
-        cmd.envs(ENV.iter().copied());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Result<Output, Box<dyn Error>> {
-        Ok(self.command(args).output()?)
-    }
-
-    fn cli(&self, args: &[&str]) -> Result<Value, Box<dyn Error>> {
-        let out = self.run(args)?;
-        if !out.status.success() {
-            return Err(format!("{args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
-        }
-        Ok(serde_json::from_slice(&out.stdout)?)
-    }
-
-    fn serve(&self, extra_env: &[(&str, &str)]) -> Result<Server, Box<dyn Error>> {
-        let mut env: Vec<(&str, &str)> = ENV.to_vec();
-        env.push(("ENDPOINT_SECRET_KEY", &self.key));
-        env.extend_from_slice(extra_env);
-        Ok(Server::start(
-            self.dir.path(),
-            &self.url,
-            &["--no-bootstrap"],
-            &env,
-        )?)
-    }
-
     fn workspace_and_token(
         &self,
         create: &[&str],
@@ -372,7 +287,7 @@ fn deliveries(rx: &Loopback, secret: &str) -> Result<Vec<Delivery>, Box<dyn Erro
 }
 
 fn alerts_accept_and_restart(backend: Backend) -> TestResult {
-    let Some(env) = Env::new(backend)? else {
+    let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
     let (ws, token) = env.workspace_and_token(&[], "admin")?;
@@ -621,7 +536,7 @@ fn alerts_accept_and_restart(backend: Backend) -> TestResult {
 }
 
 fn schedules_and_quota(backend: Backend) -> TestResult {
-    let Some(env) = Env::new(backend)? else {
+    let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
     // Starter plan, a quota of 3: the first run captures, two runs check, then runs are skipped.
@@ -698,7 +613,7 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
 
 #[test]
 fn webhook_cli() -> TestResult {
-    let Some(env) = Env::new(Backend::Sqlite)? else {
+    let Some(env) = Env::new(Backend::Sqlite, ENV)? else {
         return Ok(());
     };
     let (ws, _) = env.workspace_and_token(&[], "admin")?;

@@ -4,17 +4,15 @@
 //! upstream, quota, concurrent checks, a hanging upstream (never a 5xx), and the CLI commands
 //! `baseline capture`, `contract attach|detach`, `snapshot` and `diff` with a URL.
 
-use apidrift_e2e::binary;
-use apidrift_e2e::server::{CLEARED, Server};
-use apidrift_seal::SecretKey;
-use apidrift_store_postgres::testdb::TestDb;
+use apidrift_e2e::server::Server;
 use serde_json::{Value, json};
 use std::error::Error;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use crate::env::{Backend, Env};
 
 type TestResult = Result<(), Box<dyn Error>>;
 
@@ -26,13 +24,6 @@ const ENV: &[(&str, &str)] = &[
     ("APIDRIFT_LIMITS__READS_PER_MINUTE", "100000"),
     ("APIDRIFT_LIMITS__CREATES_PER_MINUTE", "100000"),
 ];
-
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, Box<dyn Error>> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(f))
-}
 
 /// A loopback upstream on a std thread: answers every request with the current (body, delay)
 /// and records each request head.
@@ -102,83 +93,6 @@ fn serve_one(mut stream: TcpStream, answer: &Mutex<(String, Duration)>, seen: &M
     );
 }
 
-struct Env {
-    dir: tempfile::TempDir,
-    url: String,
-    key: String,
-    pg: Option<TestDb>,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some(pg) = self.pg.take() {
-            let _ = block_on(pg.drop_db());
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Env {
-    fn new(backend: Backend) -> Result<Option<Env>, Box<dyn Error>> {
-        let dir = tempfile::tempdir()?;
-        let key = SecretKey::generate()?.to_base64().to_string();
-        let (url, pg) = match backend {
-            Backend::Sqlite => (
-                format!("sqlite://{}", dir.path().join("apidrift.db").display()),
-                None,
-            ),
-            Backend::Postgres => {
-                let Some(pg) = block_on(TestDb::create())?.map_err(|e| e.to_string())? else {
-                    return Ok(None);
-                };
-                (pg.url.clone(), Some(pg))
-            }
-        };
-        Ok(Some(Env { dir, url, key, pg }))
-    }
-
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(binary());
-        cmd.args(args)
-            .args(["--database-url", &self.url])
-            .current_dir(self.dir.path());
-        for name in CLEARED {
-            cmd.env_remove(name);
-        }
-        cmd.env("ENDPOINT_SECRET_KEY", &self.key);
-        cmd.envs(ENV.iter().copied());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Result<Output, Box<dyn Error>> {
-        Ok(self.command(args).output()?)
-    }
-
-    fn cli(&self, args: &[&str]) -> Result<Value, Box<dyn Error>> {
-        let out = self.run(args)?;
-        if !out.status.success() {
-            return Err(format!("{args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
-        }
-        Ok(serde_json::from_slice(&out.stdout)?)
-    }
-
-    fn serve(&self) -> Result<Server, Box<dyn Error>> {
-        let mut env: Vec<(&str, &str)> = ENV.to_vec();
-        env.push(("ENDPOINT_SECRET_KEY", &self.key));
-        Ok(Server::start(
-            self.dir.path(),
-            &self.url,
-            &["--no-bootstrap"],
-            &env,
-        )?)
-    }
-}
-
 macro_rules! both_backends {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
@@ -219,7 +133,7 @@ fn get(server: &Server, path: &str, token: &str) -> Result<Value, Box<dyn Error>
 const BODY: &str = r#"{"users":[{"id":1,"name":"ann","email":"a@x"}],"total":1}"#;
 
 fn check_flow_through_the_api(backend: Backend) -> TestResult {
-    let Some(env) = Env::new(backend)? else {
+    let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
     let ws = env.cli(&["workspace", "create", "--name", "w", "--check-quota", "4"])?["id"]
@@ -239,7 +153,7 @@ fn check_flow_through_the_api(backend: Backend) -> TestResult {
         .as_str()
         .ok_or("no token")?
         .to_owned();
-    let server = env.serve()?;
+    let server = env.serve(&[])?;
     let up = Upstream::start(BODY)?;
     let (status, created) = post(
         &server,
@@ -407,7 +321,7 @@ fn check_flow_through_the_api(backend: Backend) -> TestResult {
 const OPENAPI: &str = r##"{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/users":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/List"}}}}}}}},"components":{"schemas":{"List":{"type":"object","required":["users"],"properties":{"users":{"type":"array"},"total":{"type":"string"}}}}}}"##;
 
 fn cli_commands(backend: Backend) -> TestResult {
-    let Some(env) = Env::new(backend)? else {
+    let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
     let ws = env.cli(&["workspace", "create", "--name", "w"])?["id"]
@@ -429,7 +343,7 @@ fn cli_commands(backend: Backend) -> TestResult {
         .to_owned();
     let up = Upstream::start(BODY)?;
     let id = {
-        let server = env.serve()?;
+        let server = env.serve(&[])?;
         let (status, created) = post(
             &server,
             "/api/v1/endpoints",
@@ -500,7 +414,7 @@ fn cli_commands(backend: Backend) -> TestResult {
     ])?;
     assert_eq!(bad.status.code(), Some(2));
     {
-        let server = env.serve()?;
+        let server = env.serve(&[])?;
         let ep = get(&server, &format!("/api/v1/endpoints/{id}"), &token)?;
         assert_eq!(ep["endpoint"]["hasResponseContract"], true);
         // `total` is an integer where the contract says string: a violation.

@@ -8,4 +8,5 @@ mod cli;
 mod console;
 mod console_browser;
 mod diff_cli;
+mod env;
 mod scaleout;
