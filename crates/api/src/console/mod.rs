@@ -1,12 +1,15 @@
 //! The web console (D15): server-rendered pages under `/console` for signed-in users.
 //!
 //! * [`session`]: argon2id passwords, server-side sessions, the cookie, CSRF (Origin + token);
-//! * [`html`]: the escaping helper and the layout;
-//! * [`pages`]: login/logout, endpoints (health badges, filters, pagination), one endpoint
-//!   (details without credentials, latest diff, history, capture-baseline and run-check
-//!   buttons), one diff (changes grouped and coloured by severity, the accept button), tokens
-//!   (create with scope checkboxes, shown once, list, revoke), webhooks (add, list, remove),
-//!   the URL probe and the OpenAPI import.
+//! * [`pages`]: the routes and handlers: login/logout, endpoints (health badges, filters,
+//!   pagination), one endpoint (details without credentials, latest diff, history,
+//!   capture-baseline and run-check buttons), one diff (changes grouped and coloured by severity,
+//!   the accept button), tokens (create with scope checkboxes, shown once, list, revoke),
+//!   webhooks (add, list, remove), the URL probe and the OpenAPI import. Each handler builds a
+//!   view model and hands it to
+//! * [`views`]: the markup, one module per page, in maud (escaped by default, compile-time
+//!   checked);
+//! * [`html`]: query-string encoding.
 //!
 //! Roles apply as on the API (D4): viewers read; members capture baselines, run checks, probe
 //! and import; admins and owners also manage tokens and webhooks and accept diffs.
@@ -14,5 +17,6 @@
 pub mod html;
 pub mod pages;
 pub mod session;
+pub mod views;
 
 pub use pages::configure;

@@ -1,18 +1,19 @@
 //! The console's pages and form handlers.
 
-use super::html::{Chrome, esc, page, url_param};
+use super::html::url_param;
 use super::session::{self, Session};
+use super::views::{self, Chrome};
 use crate::error::ApiError;
 use crate::ratelimit::{Class, Quota};
 use crate::routes::{accept, openapi_import, probe, webhooks};
 use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use apidrift_model::{DiffDetail, Health, Role, Scope, Severity};
+use apidrift_model::{Health, Role, Scope};
 use apidrift_seal::Token;
 use apidrift_store::{DiffFilter, EndpointFilter, NewToken, PageRequest, new_id};
+use maud::Markup;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -55,7 +56,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 type Page = Result<HttpResponse, ApiError>;
 
-fn html(status: StatusCode, body: String) -> HttpResponse {
+fn html(status: StatusCode, body: Markup) -> HttpResponse {
     HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -65,7 +66,7 @@ fn html(status: StatusCode, body: String) -> HttpResponse {
             "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'",
         ))
         .insert_header(("Referrer-Policy", "same-origin"))
-        .body(body)
+        .body(body.into_string())
 }
 
 fn redirect(to: &str) -> HttpResponse {
@@ -88,15 +89,13 @@ fn error_page(s: Option<&Session>, e: &ApiError) -> HttpResponse {
     use actix_web::ResponseError as _;
     let status = e.status_code();
     let c = s.map(|s| chrome(s, "")).unwrap_or_default();
-    let body = format!(
-        "<h1>{}</h1><p class=\"error\" role=\"alert\">{}</p><p><a href=\"/console/endpoints\">Back to endpoints</a></p>",
-        status.as_u16(),
-        esc(&e.to_string())
-    );
-    html(
-        status,
-        page(status.canonical_reason().unwrap_or("Error"), &c, &body),
-    )
+    let message = e.to_string();
+    let view = views::error::ErrorPage {
+        status: status.as_u16(),
+        title: status.canonical_reason().unwrap_or("Error"),
+        message: &message,
+    };
+    html(status, views::error::render(&c, &view))
 }
 
 /// The session of a page request, or the redirect to the login page.
@@ -128,19 +127,6 @@ fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
-fn fmt_time(t: Option<OffsetDateTime>) -> String {
-    t.and_then(|t| apidrift_model::timestamp::format(t).ok())
-        .unwrap_or_else(|| "—".into())
-}
-
-fn badge(health: Health) -> String {
-    format!("<span class=\"badge {0}\">{0}</span>", esc(health.as_str()))
-}
-
-fn sev_badge(sev: Severity) -> String {
-    format!("<span class=\"badge {0}\">{0}</span>", esc(sev.as_str()))
-}
-
 fn parse_uuid(text: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
 }
@@ -158,17 +144,10 @@ async fn home(state: web::Data<AppState>, req: HttpRequest) -> Page {
 }
 
 fn login_page(status: StatusCode, message: Option<&str>, email: &str) -> HttpResponse {
-    let alert = message
-        .map(|m| format!("<p class=\"error\" role=\"alert\">{}</p>", esc(m)))
-        .unwrap_or_default();
-    let body = format!(
-        "<h1>Log in</h1>{alert}<form method=\"post\" action=\"/console/login\">\
-         <label for=\"email\">E-mail</label><input id=\"email\" name=\"email\" type=\"email\" autocomplete=\"username\" required autofocus value=\"{}\">\
-         <label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>\
-         <p><button type=\"submit\">Log in</button></p></form>",
-        esc(email)
-    );
-    html(status, page("Log in", &Chrome::default(), &body))
+    html(
+        status,
+        views::login::render(&views::login::Login { message, email }),
+    )
 }
 
 async fn login_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
@@ -315,75 +294,44 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         )
         .await
         .map_err(ApiError::store)?;
-    let mut b = String::from("<h1>Endpoints</h1>");
-    b.push_str("<form method=\"get\" action=\"/console/endpoints\" aria-label=\"Filters\"><label for=\"health\">Health</label><select id=\"health\" name=\"health\"><option value=\"\">any</option>");
-    for h in [
-        Health::Healthy,
-        Health::Warning,
-        Health::Breaking,
-        Health::Unknown,
-        Health::Checking,
-    ] {
-        let sel = if Some(h) == health { " selected" } else { "" };
-        let _ = write!(b, "<option value=\"{0}\"{sel}>{0}</option>", h.as_str());
-    }
-    let _ = write!(
-        b,
-        "</select><label for=\"environment\">Environment</label><input id=\"environment\" name=\"environment\" value=\"{}\"> <button type=\"submit\">Filter</button></form>",
-        esc(environment.as_deref().unwrap_or(""))
-    );
-    let _ = write!(b, "<p>{} endpoint(s)</p>", found.total);
-    b.push_str("<table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Health</th><th scope=\"col\">Method and URL</th><th scope=\"col\">Environment</th><th scope=\"col\">Last checked</th><th scope=\"col\">Response time</th><th scope=\"col\">Breaking / warnings</th></tr></thead><tbody>");
-    for e in &found.items {
-        let _ = write!(
-            b,
-            "<tr><td><a href=\"/console/endpoints/{}\">{}</a></td><td>{}</td><td><code>{} {}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
-            e.id,
-            esc(&e.name),
-            badge(e.health),
-            esc(e.method.as_str()),
-            esc(&e.url),
-            esc(&e.environment),
-            fmt_time(e.last_checked_at),
-            e.response_time
-                .map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms")),
-            e.breaking_count,
-            e.warning_count
-        );
-    }
-    b.push_str("</tbody></table><nav aria-label=\"Pages\">");
-    let base = format!(
-        "/console/endpoints?health={}&environment={}",
-        url_param(health_text),
-        url_param(environment.as_deref().unwrap_or(""))
-    );
-    if offset > 0 {
-        let prev = offset.saturating_sub(u64::from(PAGE_SIZE));
-        let _ = write!(
-            b,
-            "<a href=\"{}&offset={prev}\">Previous page</a> ",
-            esc(&base)
-        );
-    }
+    let rows = found
+        .items
+        .iter()
+        .map(|e| views::endpoints::EndpointRow {
+            id: e.id,
+            name: &e.name,
+            health: e.health,
+            method: e.method.as_str(),
+            url: &e.url,
+            environment: &e.environment,
+            last_checked_at: e.last_checked_at,
+            response_time: e.response_time,
+            breaking_count: e.breaking_count,
+            warning_count: e.warning_count,
+        })
+        .collect();
     let next = offset + u64::from(PAGE_SIZE);
-    if next < found.total {
-        let _ = write!(b, "<a href=\"{}&offset={next}\">Next page</a>", esc(&base));
-    }
-    b.push_str("</nav>");
+    let view = views::endpoints::EndpointList {
+        health,
+        health_query: health_text,
+        environment: environment.as_deref().unwrap_or(""),
+        total: found.total,
+        rows,
+        previous: (offset > 0).then(|| offset.saturating_sub(u64::from(PAGE_SIZE))),
+        next: (next < found.total).then_some(next),
+    };
     Ok(html(
         StatusCode::OK,
-        page("Endpoints", &chrome(&s, "endpoints"), &b),
+        views::endpoints::render(&chrome(&s, "endpoints"), &view),
     ))
 }
 
-fn flash(req: &HttpRequest) -> String {
+/// The outcome message an endpoint action redirected with (`?done=`).
+fn flash(req: &HttpRequest) -> Option<String> {
     let query: HashMap<String, String> = url::form_urlencoded::parse(req.query_string().as_bytes())
         .into_owned()
         .collect();
-    query
-        .get("done")
-        .map(|m| format!("<p class=\"flash\" role=\"status\">{}</p>", esc(m)))
-        .unwrap_or_default()
+    query.get("done").cloned()
 }
 
 async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
@@ -415,64 +363,32 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         )
         .await
         .map_err(ApiError::store)?;
-    let mut b = format!("<h1>{}</h1>{}", esc(&e.name), flash(&req));
-    let _ = write!(
-        b,
-        "<dl><dt>Health</dt><dd>{}</dd><dt>Request</dt><dd><code>{} {}</code></dd><dt>Environment</dt><dd>{}</dd>\
-         <dt>Authentication</dt><dd>{} (the credential is never shown)</dd><dt>Diff mode</dt><dd>{}</dd>\
-         <dt>Baseline version</dt><dd>{}</dd><dt>Response contract</dt><dd>{}</dd><dt>Last checked</dt><dd>{}</dd>\
-         <dt>Response time</dt><dd>{}</dd><dt>Latest check</dt><dd>{} breaking, {} warnings</dd></dl>",
-        badge(e.health),
-        esc(e.method.as_str()),
-        esc(&e.url),
-        esc(&e.environment),
-        esc(e.auth_type.as_str()),
-        esc(e.diff_mode.as_str()),
-        e.baseline_version
-            .map_or_else(|| "none yet".to_owned(), |v| v.to_string()),
-        e.response_contract.as_ref().map_or_else(
-            || "none".to_owned(),
-            |c| format!("{} ({})", esc(&c.operation), c.status)
-        ),
-        fmt_time(e.last_checked_at),
-        e.response_time
-            .map_or_else(|| "—".to_owned(), |ms| format!("{ms} ms")),
-        e.breaking_count,
-        e.warning_count
-    );
-    if s.role() >= Role::Member {
-        let _ = write!(
-            b,
-            "<form class=\"inline\" method=\"post\" action=\"/console/endpoints/{0}/baseline\"><input type=\"hidden\" name=\"_csrf\" value=\"{1}\"><button type=\"submit\">Capture baseline</button></form> \
-             <form class=\"inline\" method=\"post\" action=\"/console/endpoints/{0}/check\"><input type=\"hidden\" name=\"_csrf\" value=\"{1}\"><button type=\"submit\">Run check</button></form>",
-            e.id,
-            esc(s.csrf())
-        );
-    } else {
-        b.push_str("<p>Your role (viewer) can read but not capture baselines or run checks.</p>");
-    }
-    b.push_str("<h2>Diff history</h2>");
-    if history.items.is_empty() {
-        b.push_str("<p>No diffs yet.</p>");
-    } else {
-        b.push_str("<table><thead><tr><th scope=\"col\">Created</th><th scope=\"col\">Breaking</th><th scope=\"col\">Warnings</th><th scope=\"col\">Info</th><th scope=\"col\">Accepted</th></tr></thead><tbody>");
-        for d in &history.items {
-            let _ = write!(
-                b,
-                "<tr><td><a href=\"/console/diffs/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                d.id,
-                fmt_time(d.created_at),
-                d.breaking_count,
-                d.warning_count,
-                d.info_count,
-                if d.accepted { "yes" } else { "no" }
-            );
-        }
-        b.push_str("</tbody></table>");
-    }
+    let flash = flash(&req);
+    let view = views::endpoint::EndpointDetail {
+        id: e.id,
+        name: &e.name,
+        health: e.health,
+        method: e.method.as_str(),
+        url: &e.url,
+        environment: &e.environment,
+        auth_type: e.auth_type.as_str(),
+        diff_mode: e.diff_mode.as_str(),
+        baseline_version: e.baseline_version,
+        response_contract: e
+            .response_contract
+            .as_ref()
+            .map(|c| (c.operation.as_str(), c.status)),
+        last_checked_at: e.last_checked_at,
+        response_time: e.response_time,
+        breaking_count: e.breaking_count,
+        warning_count: e.warning_count,
+        flash: flash.as_deref(),
+        can_act: s.role() >= Role::Member,
+        history: &history.items,
+    };
     Ok(html(
         StatusCode::OK,
-        page(&e.name, &chrome(&s, "endpoints"), &b),
+        views::endpoint::render(&chrome(&s, "endpoints"), &view),
     ))
 }
 
@@ -536,7 +452,7 @@ async fn endpoint_action(
     match outcome {
         Ok(message) => Ok(redirect(&format!(
             "/console/endpoints/{}?done={}",
-            esc(&id),
+            id.as_str(),
             url_param(&message)
         ))),
         Err(e) => Ok(error_page(Some(&s), &e)),
@@ -570,65 +486,6 @@ async fn capture_baseline(
     endpoint_action(state, req, id, body, false).await
 }
 
-fn value_text(v: Option<&serde_json::Value>) -> String {
-    match v {
-        None => "—".into(),
-        Some(v) => {
-            let mut t = v.to_string();
-            if t.len() > 300 {
-                let cut = (0..=300)
-                    .rev()
-                    .find(|i| t.is_char_boundary(*i))
-                    .unwrap_or(0);
-                t.truncate(cut);
-                t.push('…');
-            }
-            format!("<code>{}</code>", esc(&t))
-        }
-    }
-}
-
-fn render_changes(d: &DiffDetail) -> String {
-    let mut b = String::new();
-    for sev in [Severity::Breaking, Severity::Warning, Severity::Info] {
-        let group: Vec<_> = d.changes.iter().filter(|c| c.severity == sev).collect();
-        if group.is_empty() {
-            continue;
-        }
-        let _ = write!(
-            b,
-            "<section aria-labelledby=\"sev-{0}\"><h2 id=\"sev-{0}\">{1} {2} change(s)</h2><table><thead><tr><th scope=\"col\">Path</th><th scope=\"col\">Type</th><th scope=\"col\">Message</th><th scope=\"col\">Old</th><th scope=\"col\">New</th></tr></thead><tbody>",
-            sev.as_str(),
-            sev_badge(sev),
-            group.len()
-        );
-        for c in group {
-            let _ = write!(
-                b,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}{}</td><td>{}{}</td></tr>",
-                esc(&c.path),
-                esc(c.change_type.as_str()),
-                esc(&c.message),
-                value_text(c.old_value.as_ref()),
-                c.old_type
-                    .as_deref()
-                    .map(|t| format!(" <small>({})</small>", esc(t)))
-                    .unwrap_or_default(),
-                value_text(c.new_value.as_ref()),
-                c.new_type
-                    .as_deref()
-                    .map(|t| format!(" <small>({})</small>", esc(t)))
-                    .unwrap_or_default(),
-            );
-        }
-        b.push_str("</tbody></table></section>");
-    }
-    if b.is_empty() {
-        b.push_str("<p>No changes.</p>");
-    }
-    b
-}
-
 async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
     let s = session_or_return!(state, req);
     let found = match parse_uuid(&id) {
@@ -642,45 +499,15 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     let Some(d) = found else {
         return Ok(error_page(Some(&s), &ApiError::NotFound));
     };
-    let mut b = format!(
-        "<h1>Diff of {}</h1><p>{} · {} breaking, {} warnings, {} info · <span id=\"diff-status\">{}</span></p>",
-        esc(d.base.endpoint_name.as_deref().unwrap_or("an endpoint")),
-        fmt_time(d.base.created_at),
-        d.base.breaking_count,
-        d.base.warning_count,
-        d.base.info_count,
-        if d.base.accepted {
-            "<span class=\"badge healthy\">accepted</span>"
-        } else {
-            "not accepted"
-        }
-    );
-    if d.base.accepted {
-        if req.query_string().contains("accepted=1") {
-            b.push_str(
-                "<p class=\"flash\" role=\"status\">Diff accepted: its response is the endpoint's baseline now.</p>",
-            );
-        }
-    } else if s.role() >= Role::Admin {
-        let _ = write!(
-            b,
-            "<form method=\"post\" action=\"/console/diffs/{}/accept\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-             <p>Accepting makes the response that produced this diff the endpoint's new baseline.</p>\
-             <p><button type=\"submit\" id=\"accept-diff\">Accept</button></p></form>",
-            d.base.id,
-            esc(s.csrf())
-        );
-    }
-    if let Some(eid) = d.base.endpoint_id {
-        let _ = write!(
-            b,
-            "<p><a href=\"/console/endpoints/{eid}\">Back to the endpoint</a></p>"
-        );
-    }
-    b.push_str(&render_changes(&d));
+    let view = views::diff::DiffView {
+        summary: &d.base,
+        changes: &d.changes,
+        just_accepted: req.query_string().contains("accepted=1"),
+        can_accept: s.role() >= Role::Admin,
+    };
     Ok(html(
         StatusCode::OK,
-        page("Diff", &chrome(&s, "endpoints"), &b),
+        views::diff::render(&chrome(&s, "endpoints"), &view),
     ))
 }
 
@@ -708,15 +535,6 @@ async fn accept_diff(
     }
 }
 
-fn scope_label(scope: Scope) -> &'static str {
-    match scope {
-        Scope::EndpointsRead => "read endpoints and diffs",
-        Scope::EndpointsWrite => "create endpoints (stores credentials)",
-        Scope::ChecksRun => "run checks",
-        Scope::BaselinesWrite => "capture baselines and accept diffs",
-    }
-}
-
 async fn tokens_page(state: &AppState, s: &Session, created: Option<&Token>) -> Page {
     if let Err(e) = s.require(Role::Admin, "manage tokens") {
         return Ok(error_page(Some(s), &e));
@@ -726,95 +544,35 @@ async fn tokens_page(state: &AppState, s: &Session, created: Option<&Token>) -> 
         .list_tokens(s.workspace_id())
         .await
         .map_err(ApiError::store)?;
-    let mut b = String::from("<h1>Tokens</h1>");
-    if let Some(t) = created {
-        let _ = write!(
-            b,
-            "<section class=\"flash\" role=\"status\" aria-labelledby=\"new-token\"><h2 id=\"new-token\">New token</h2>\
-             <p><strong>Copy it now: it is shown only once and cannot be recovered.</strong></p>\
-             <p><code id=\"token-value\" class=\"token\">{}</code></p>\
-             <button type=\"button\" id=\"copy-token\" onclick=\"navigator.clipboard.writeText(document.getElementById('token-value').textContent).then(function(){{document.getElementById('copy-token').textContent='Copied'}})\">Copy</button></section>",
-            esc(t.expose())
-        );
-    }
-    let _ = write!(
-        b,
-        "<h2>Create a token</h2><form method=\"post\" action=\"/console/tokens\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-         <label for=\"name\">Name</label><input id=\"name\" name=\"name\" maxlength=\"200\" required>\
-         <fieldset><legend>Scopes</legend>",
-        esc(s.csrf())
-    );
-    for scope in [
-        Scope::EndpointsRead,
-        Scope::EndpointsWrite,
-        Scope::ChecksRun,
-        Scope::BaselinesWrite,
-    ] {
-        let checked = if scope == Scope::EndpointsWrite {
-            ""
-        } else {
-            " checked"
-        };
-        let id = scope.as_str().replace(':', "-");
-        let _ = write!(
-            b,
-            "<div><input type=\"checkbox\" id=\"scope-{id}\" name=\"scopes\" value=\"{0}\"{checked}> <label class=\"inline\" for=\"scope-{id}\"><code>{0}</code> — {1}</label></div>",
-            scope.as_str(),
-            scope_label(scope)
-        );
-    }
-    b.push_str("</fieldset><label for=\"role\">Role</label><select id=\"role\" name=\"role\">");
-    for role in [Role::Viewer, Role::Member, Role::Admin, Role::Owner] {
-        if role > s.role() {
-            continue;
-        }
-        let sel = if role == Role::Member {
-            " selected"
-        } else {
-            ""
-        };
-        let _ = write!(b, "<option value=\"{0}\"{sel}>{0}</option>", role.as_str());
-    }
-    b.push_str("</select><label for=\"expires\">Expires in days (empty: never)</label><input id=\"expires\" name=\"expires_in_days\" type=\"number\" min=\"1\" max=\"3650\">\
-                <p><button type=\"submit\">Create token</button></p></form><h2>Existing tokens</h2>\
-                <table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Hint</th><th scope=\"col\">Scopes</th><th scope=\"col\">Role</th><th scope=\"col\">Last used</th><th scope=\"col\">Expires</th><th scope=\"col\">Status</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>");
     let now = OffsetDateTime::now_utc();
-    for t in &list {
-        let scopes: Vec<&str> = t.scopes.iter().map(|s| s.as_str()).collect();
-        let status = if t.revoked_at.is_some() {
-            "revoked"
-        } else if t.is_active(now) {
-            "active"
-        } else {
-            "expired"
-        };
-        let action = if t.revoked_at.is_none() {
-            format!(
-                "<form method=\"post\" action=\"/console/tokens/{}/revoke\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\"><button class=\"danger\" type=\"submit\" aria-label=\"Revoke {}\">Revoke</button></form>",
-                t.id,
-                esc(s.csrf()),
-                esc(&t.name)
-            )
-        } else {
-            String::new()
-        };
-        let _ = write!(
-            b,
-            "<tr><td>{}</td><td><code>…{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&t.name),
-            esc(&t.hint),
-            esc(&scopes.join(", ")),
-            esc(t.role.as_str()),
-            fmt_time(t.last_used_at),
-            fmt_time(t.expires_at),
-            status,
-            action
-        );
-    }
-    b.push_str("</tbody></table>");
+    let rows = list
+        .iter()
+        .map(|t| views::tokens::TokenRow {
+            id: t.id,
+            name: &t.name,
+            hint: &t.hint,
+            scopes: &t.scopes,
+            role: t.role,
+            last_used_at: t.last_used_at,
+            expires_at: t.expires_at,
+            status: if t.revoked_at.is_some() {
+                "revoked"
+            } else if t.is_active(now) {
+                "active"
+            } else {
+                "expired"
+            },
+            revocable: t.revoked_at.is_none(),
+        })
+        .collect();
+    let view = views::tokens::Tokens {
+        created: created.map(Token::expose),
+        max_role: s.role(),
+        rows,
+    };
     Ok(html(
         StatusCode::OK,
-        page("Tokens", &chrome(s, "tokens"), &b),
+        views::tokens::render(&chrome(s, "tokens"), &view),
     ))
 }
 
@@ -942,78 +700,40 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
         return Ok(error_page(Some(s), &e));
     }
     let list = webhooks::list(state, s.workspace_id()).await?;
-    let mut b = String::from(
-        "<h1>Webhooks</h1><p>Alerts (signed <code>drift.detected</code> and <code>drift.resolved</code> events) go to these URLs when a check finds changes at or above the minimum severity.</p>",
-    );
+    use actix_web::ResponseError as _;
+    use views::webhooks::{HookNotice, WebhookRow, Webhooks};
     let mut status = StatusCode::OK;
-    let (url, min) = match &outcome {
-        HookOutcome::Refused { url, min, .. } => (url.as_str(), min.as_str()),
-        _ => ("", "warning"),
-    };
-    match &outcome {
-        HookOutcome::None => {}
+    let refusal;
+    let (notice, url, min) = match &outcome {
+        HookOutcome::None => (HookNotice::None, "", "warning"),
         HookOutcome::Created(w) => match &w.secret {
-            Some(secret) => {
-                let _ = write!(
-                    b,
-                    "<section class=\"flash\" role=\"status\" aria-labelledby=\"new-secret\"><h2 id=\"new-secret\">Webhook added</h2>\
-                     <p><strong>Copy the signing secret now: it is shown only once and cannot be recovered.</strong></p>\
-                     <p><code id=\"secret-value\" class=\"token\">{}</code></p>\
-                     <button type=\"button\" id=\"copy-secret\" onclick=\"navigator.clipboard.writeText(document.getElementById('secret-value').textContent).then(function(){{document.getElementById('copy-secret').textContent='Copied'}})\">Copy</button></section>",
-                    esc(secret)
-                );
-            }
-            None => b.push_str(
-                "<p class=\"flash\" role=\"status\">Webhook added with the secret you supplied.</p>",
-            ),
+            Some(secret) => (HookNotice::AddedWithSecret(secret), "", "warning"),
+            None => (HookNotice::AddedWithSuppliedSecret, "", "warning"),
         },
-        HookOutcome::Refused { error, .. } => {
-            use actix_web::ResponseError as _;
+        HookOutcome::Refused { error, url, min } => {
             status = error.status_code();
-            let _ = write!(
-                b,
-                "<p class=\"error\" role=\"alert\" id=\"webhook-error\">{}</p>",
-                esc(&error.to_string())
-            );
+            refusal = error.to_string();
+            (HookNotice::Refused(&refusal), url.as_str(), min.as_str())
         }
-    }
-    let _ = write!(
-        b,
-        "<h2>Add a webhook</h2><form method=\"post\" action=\"/console/webhooks\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-         <label for=\"url\">URL</label><input id=\"url\" name=\"url\" type=\"url\" size=\"60\" required value=\"{}\">\
-         <label for=\"min_severity\">Minimum severity</label><select id=\"min_severity\" name=\"min_severity\">",
-        esc(s.csrf()),
-        esc(url)
-    );
-    for sev in [Severity::Info, Severity::Warning, Severity::Breaking] {
-        let sel = if sev.as_str() == min { " selected" } else { "" };
-        let _ = write!(b, "<option value=\"{0}\"{sel}>{0}</option>", sev.as_str());
-    }
-    b.push_str(
-        "</select><label for=\"secret\">Signing secret (empty: generate one)</label>\
-         <input id=\"secret\" name=\"secret\" type=\"password\" maxlength=\"256\" autocomplete=\"off\">\
-         <p><button type=\"submit\">Add webhook</button></p></form><h2>Existing webhooks</h2>",
-    );
-    if list.is_empty() {
-        b.push_str("<p>No webhooks yet.</p>");
-    } else {
-        b.push_str("<table><thead><tr><th scope=\"col\">URL</th><th scope=\"col\">Minimum severity</th><th scope=\"col\">Created</th><th scope=\"col\"><span class=\"visually-hidden\">Actions</span></th></tr></thead><tbody>");
-        for w in &list {
-            let _ = write!(
-                b,
-                "<tr><td><code>{url}</code></td><td><span class=\"badge {min}\">{min}</span></td><td>{}</td><td>\
-                 <form method=\"post\" action=\"/console/webhooks/{}/remove\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-                 <button class=\"danger\" type=\"submit\" aria-label=\"Remove {url}\">Remove</button></form></td></tr>",
-                esc(&w.created_at),
-                w.id,
-                esc(s.csrf()),
-                url = esc(&w.url),
-                min = esc(&w.min_severity),
-            );
-        }
-        b.push_str("</tbody></table>");
-    }
-    Ok(html(status, page("Webhooks", &chrome(s, "webhooks"), &b)))
+    };
+    let view = Webhooks {
+        notice,
+        url,
+        min_severity: min,
+        rows: list
+            .iter()
+            .map(|w| WebhookRow {
+                id: w.id,
+                url: &w.url,
+                min_severity: &w.min_severity,
+                created_at: &w.created_at,
+            })
+            .collect(),
+    };
+    Ok(html(
+        status,
+        views::webhooks::render(&chrome(s, "webhooks"), &view),
+    ))
 }
 
 async fn webhooks_list(state: web::Data<AppState>, req: HttpRequest) -> Page {
@@ -1083,47 +803,28 @@ fn probe_page(
     url: &str,
     result: Option<Result<probe::ProbeResult, ApiError>>,
 ) -> HttpResponse {
-    let mut b = format!(
-        "<h1>Probe a URL</h1><p>One request through the same outbound rules as checks. The body is never shown: only its status, timing, size and shape.</p>\
-         <form method=\"post\" action=\"/console/probe\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-         <label for=\"url\">URL</label><input id=\"url\" name=\"url\" type=\"url\" size=\"60\" required value=\"{}\">\
-         <label for=\"method\">Method</label><select id=\"method\" name=\"method\"><option>GET</option><option>HEAD</option><option>POST</option></select>\
-         <p><button type=\"submit\">Probe</button></p></form>",
-        esc(s.csrf()),
-        esc(url)
-    );
+    use actix_web::ResponseError as _;
+    use views::probe::{Probe, ProbeOutcome};
     let mut status = StatusCode::OK;
-    match result {
-        Some(Ok(r)) => {
-            let shape = r
+    let outcome = match &result {
+        Some(Ok(r)) => Some(ProbeOutcome::Done {
+            status: r.status,
+            response_time: r.response_time,
+            content_type: r.content_type.as_deref(),
+            size: r.size,
+            shape: r
                 .shape
                 .as_ref()
-                .and_then(|sh| serde_json::to_string_pretty(sh).ok())
-                .unwrap_or_else(|| "(not JSON)".into());
-            let _ = write!(
-                b,
-                "<section aria-labelledby=\"probe-result\"><h2 id=\"probe-result\">Result</h2><dl>\
-                 <dt>Status</dt><dd id=\"probe-status\">{}</dd><dt>Response time</dt><dd>{} ms</dd>\
-                 <dt>Content type</dt><dd>{}</dd><dt>Size</dt><dd>{} bytes</dd></dl><h3>Inferred shape</h3><pre>{}</pre></section>",
-                r.status,
-                r.response_time,
-                esc(r.content_type.as_deref().unwrap_or("—")),
-                r.size,
-                esc(&shape)
-            );
-        }
+                .and_then(|sh| serde_json::to_string_pretty(sh).ok()),
+        }),
         Some(Err(e)) => {
-            use actix_web::ResponseError as _;
             status = e.status_code();
-            let _ = write!(
-                b,
-                "<p class=\"error\" role=\"alert\">{}</p>",
-                esc(&e.to_string())
-            );
+            Some(ProbeOutcome::Failed(e.to_string()))
         }
-        None => {}
-    }
-    html(status, page("Probe", &chrome(s, "probe"), &b))
+        None => None,
+    };
+    let view = Probe { url, outcome };
+    html(status, views::probe::render(&chrome(s, "probe"), &view))
 }
 
 async fn probe_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
@@ -1151,60 +852,39 @@ fn import_page(
     document: &str,
     result: Option<Result<openapi_import::ParseResult, ApiError>>,
 ) -> HttpResponse {
-    let mut b = format!(
-        "<h1>Import an OpenAPI document</h1><p>OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values.</p>\
-         <form method=\"post\" action=\"/console/import\"><input type=\"hidden\" name=\"_csrf\" value=\"{}\">\
-         <label for=\"document\">Document</label><textarea id=\"document\" name=\"document\" rows=\"14\" cols=\"80\" required>{}</textarea>\
-         <p><button type=\"submit\" name=\"action\" value=\"parse\">List operations</button> <button type=\"submit\" name=\"action\" value=\"import\">Import</button></p></form>",
-        esc(s.csrf()),
-        esc(document)
-    );
+    use actix_web::ResponseError as _;
+    use views::import::{Import, ImportOutcome, Imported, Operation};
     let mut status = StatusCode::OK;
-    match result {
-        Some(Ok(r)) => {
-            b.push_str("<h2>Operations</h2><table><thead><tr><th scope=\"col\">Name</th><th scope=\"col\">Method</th><th scope=\"col\">URL</th><th scope=\"col\">Contract</th><th scope=\"col\">Importable</th></tr></thead><tbody>");
-            for c in &r.operations {
-                let _ = write!(
-                    b,
-                    "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                    esc(&c.name),
-                    esc(&c.method),
-                    esc(c.url.as_deref().unwrap_or("—")),
-                    if c.has_response_contract { "yes" } else { "no" },
-                    c.reason
-                        .as_deref()
-                        .map_or_else(|| "yes".to_owned(), |r| format!("no: {}", esc(r)))
-                );
-            }
-            b.push_str("</tbody></table>");
-            if let Some(i) = &r.import {
-                let _ = write!(
-                    b,
-                    "<p class=\"flash\" role=\"status\" id=\"import-result\">Created {} endpoint(s), skipped {}.</p>",
-                    i.created,
-                    i.skipped.len()
-                );
-                if !i.skipped.is_empty() {
-                    b.push_str("<ul>");
-                    for sk in &i.skipped {
-                        let _ = write!(b, "<li>{}: {}</li>", esc(&sk.name), esc(&sk.reason));
-                    }
-                    b.push_str("</ul>");
-                }
-            }
-        }
+    let outcome = match &result {
+        Some(Ok(r)) => Some(ImportOutcome::Listed {
+            operations: r
+                .operations
+                .iter()
+                .map(|c| Operation {
+                    name: &c.name,
+                    method: &c.method,
+                    url: c.url.as_deref(),
+                    has_response_contract: c.has_response_contract,
+                    not_importable: c.reason.as_deref(),
+                })
+                .collect(),
+            imported: r.import.as_ref().map(|i| Imported {
+                created: i.created,
+                skipped: i
+                    .skipped
+                    .iter()
+                    .map(|k| (k.name.as_str(), k.reason.as_str()))
+                    .collect(),
+            }),
+        }),
         Some(Err(e)) => {
-            use actix_web::ResponseError as _;
             status = e.status_code();
-            let _ = write!(
-                b,
-                "<p class=\"error\" role=\"alert\">{}</p>",
-                esc(&e.to_string())
-            );
+            Some(ImportOutcome::Failed(e.to_string()))
         }
-        None => {}
-    }
-    html(status, page("Import", &chrome(s, "import"), &b))
+        None => None,
+    };
+    let view = Import { document, outcome };
+    html(status, views::import::render(&chrome(s, "import"), &view))
 }
 
 async fn import_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
@@ -1228,21 +908,4 @@ async fn import_submit(state: web::Data<AppState>, req: HttpRequest, body: web::
     }
     .await;
     Ok(import_page(&s, &document, Some(result)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_values_are_cut_on_a_char_boundary_and_escaped() {
-        let v = serde_json::json!("é".repeat(400));
-        let t = value_text(Some(&v));
-        assert!(t.ends_with("…</code>"));
-        assert_eq!(value_text(None), "—");
-        assert_eq!(
-            value_text(Some(&serde_json::json!("<b>"))),
-            "<code>&quot;&lt;b&gt;&quot;</code>"
-        );
-    }
 }

@@ -1,0 +1,179 @@
+//! The endpoints list: health and environment filters, one row per endpoint, pagination.
+
+use super::layout::{Chrome, badge, millis, page, time};
+use crate::console::html::url_param;
+use apidrift_model::Health;
+use maud::{Markup, html};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// One page of the list.
+#[derive(Debug)]
+pub struct EndpointList<'a> {
+    /// The health filter, parsed.
+    pub health: Option<Health>,
+    /// The health filter as the query spelled it (kept in the pagination links).
+    pub health_query: &'a str,
+    /// The environment filter, empty for none.
+    pub environment: &'a str,
+    /// How many endpoints match the filters, on every page.
+    pub total: u64,
+    pub rows: Vec<EndpointRow<'a>>,
+    /// The offsets of the previous and the next page, when there is one.
+    pub previous: Option<u64>,
+    pub next: Option<u64>,
+}
+
+/// An endpoint as the list shows it.
+#[derive(Debug)]
+pub struct EndpointRow<'a> {
+    pub id: Uuid,
+    pub name: &'a str,
+    pub health: Health,
+    pub method: &'a str,
+    pub url: &'a str,
+    pub environment: &'a str,
+    pub last_checked_at: Option<OffsetDateTime>,
+    /// Milliseconds, from the last check.
+    pub response_time: Option<u32>,
+    pub breaking_count: u32,
+    pub warning_count: u32,
+}
+
+const HEALTHS: [Health; 5] = [
+    Health::Healthy,
+    Health::Warning,
+    Health::Breaking,
+    Health::Unknown,
+    Health::Checking,
+];
+
+pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
+    let base = format!(
+        "/console/endpoints?health={}&environment={}",
+        url_param(v.health_query),
+        url_param(v.environment)
+    );
+    page(
+        "Endpoints",
+        chrome,
+        html! {
+            h1 { "Endpoints" }
+            form method="get" action="/console/endpoints" aria-label="Filters" {
+                label for="health" { "Health" }
+                select id="health" name="health" {
+                    option value="" { "any" }
+                    @for h in HEALTHS {
+                        option value=(h.as_str()) selected[Some(h) == v.health] { (h.as_str()) }
+                    }
+                }
+                label for="environment" { "Environment" }
+                input id="environment" name="environment" value=(v.environment);
+                " "
+                button type="submit" { "Filter" }
+            }
+            p { (v.total) " endpoint(s)" }
+            table {
+                thead { tr {
+                    th scope="col" { "Name" }
+                    th scope="col" { "Health" }
+                    th scope="col" { "Method and URL" }
+                    th scope="col" { "Environment" }
+                    th scope="col" { "Last checked" }
+                    th scope="col" { "Response time" }
+                    th scope="col" { "Breaking / warnings" }
+                } }
+                tbody {
+                    @for e in &v.rows {
+                        tr {
+                            td { a href={ "/console/endpoints/" (e.id) } { (e.name) } }
+                            td { (badge(e.health.as_str())) }
+                            td { code { (e.method) " " (e.url) } }
+                            td { (e.environment) }
+                            td { (time(e.last_checked_at)) }
+                            td { (millis(e.response_time)) }
+                            td { (e.breaking_count) " / " (e.warning_count) }
+                        }
+                    }
+                }
+            }
+            nav aria-label="Pages" {
+                @if let Some(previous) = v.previous {
+                    a href={ (base) "&offset=" (previous) } { "Previous page" }
+                    " "
+                }
+                @if let Some(next) = v.next {
+                    a href={ (base) "&offset=" (next) } { "Next page" }
+                }
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
+    use super::*;
+
+    fn row(name: &'static str, url: &'static str) -> EndpointRow<'static> {
+        EndpointRow {
+            id: Uuid::nil(),
+            name,
+            health: Health::Unknown,
+            method: "GET",
+            url,
+            environment: "production",
+            last_checked_at: None,
+            response_time: Some(40),
+            breaking_count: 1,
+            warning_count: 2,
+        }
+    }
+
+    fn list(rows: Vec<EndpointRow<'static>>) -> EndpointList<'static> {
+        EndpointList {
+            health: Some(Health::Warning),
+            health_query: "warning",
+            environment: "",
+            total: 60,
+            rows,
+            previous: Some(0),
+            next: Some(50),
+        }
+    }
+
+    #[test]
+    fn names_urls_and_filters_are_escaped() {
+        for rows in [
+            vec![row(HOSTILE, "https://a.example/")],
+            vec![row("a", HOSTILE)],
+        ] {
+            assert_escaped(&render(&chrome(), &list(rows)).into_string());
+        }
+        let mut v = list(Vec::new());
+        v.environment = HOSTILE;
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("name=\"environment\" value=\"&lt;script&gt;"));
+        assert_escaped(&html);
+        // In the links the filter is percent-encoded, so nothing is left to escape.
+        assert!(html.contains("environment=%3Cscript%3Ealert%281%29"));
+    }
+
+    #[test]
+    fn rows_filters_and_pages() {
+        let html = render(&chrome(), &list(vec![row("a", "https://a.example/")])).into_string();
+        assert!(html.contains("<option value=\"warning\" selected>warning</option>"));
+        assert!(html.contains("<option value=\"healthy\">healthy</option>"));
+        assert!(html.contains("<p>60 endpoint(s)</p>"));
+        assert!(html.contains(
+            "<td><a href=\"/console/endpoints/00000000-0000-0000-0000-000000000000\">a</a></td>\
+             <td><span class=\"badge unknown\">unknown</span></td>\
+             <td><code>GET https://a.example/</code></td><td>production</td><td>—</td>\
+             <td>40 ms</td><td>1 / 2</td>"
+        ));
+        assert!(html.contains(
+            "<a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=0\">Previous page</a> \
+             <a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=50\">Next page</a>"
+        ));
+    }
+}

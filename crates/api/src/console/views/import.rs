@@ -1,0 +1,192 @@
+//! The OpenAPI import: the document form, the operations it lists, and what an import created
+//! or skipped.
+
+use super::layout::{Chrome, alert, csrf_field, page};
+use maud::{Markup, html};
+
+/// The import page.
+#[derive(Debug)]
+pub struct Import<'a> {
+    /// The document in the form: empty, or the one just submitted.
+    pub document: &'a str,
+    pub outcome: Option<ImportOutcome<'a>>,
+}
+
+/// What a submit found, or why it failed.
+#[derive(Debug)]
+pub enum ImportOutcome<'a> {
+    Listed {
+        operations: Vec<Operation<'a>>,
+        /// Present when the visitor asked to import.
+        imported: Option<Imported<'a>>,
+    },
+    Failed(String),
+}
+
+/// One operation of the document.
+#[derive(Debug)]
+pub struct Operation<'a> {
+    pub name: &'a str,
+    pub method: &'a str,
+    /// `None` without an absolute server URL.
+    pub url: Option<&'a str>,
+    pub has_response_contract: bool,
+    /// Why it cannot be imported as it is; `None` when it can.
+    pub not_importable: Option<&'a str>,
+}
+
+/// The outcome of an import.
+#[derive(Debug)]
+pub struct Imported<'a> {
+    pub created: u32,
+    /// The operations skipped: name and reason.
+    pub skipped: Vec<(&'a str, &'a str)>,
+}
+
+pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
+    page(
+        "Import",
+        chrome,
+        html! {
+            h1 { "Import an OpenAPI document" }
+            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values." }
+            form method="post" action="/console/import" {
+                (csrf_field(&chrome.csrf))
+                label for="document" { "Document" }
+                textarea id="document" name="document" rows="14" cols="80" required { (v.document) }
+                p {
+                    button type="submit" name="action" value="parse" { "List operations" }
+                    " "
+                    button type="submit" name="action" value="import" { "Import" }
+                }
+            }
+            @match &v.outcome {
+                Some(ImportOutcome::Listed { operations, imported }) => {
+                    h2 { "Operations" }
+                    table {
+                        thead { tr {
+                            th scope="col" { "Name" }
+                            th scope="col" { "Method" }
+                            th scope="col" { "URL" }
+                            th scope="col" { "Contract" }
+                            th scope="col" { "Importable" }
+                        } }
+                        tbody {
+                            @for c in operations {
+                                tr {
+                                    td { (c.name) }
+                                    td { (c.method) }
+                                    td { code { (c.url.unwrap_or("—")) } }
+                                    td { @if c.has_response_contract { "yes" } @else { "no" } }
+                                    td {
+                                        @match c.not_importable {
+                                            Some(reason) => { "no: " (reason) }
+                                            None => "yes",
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    @if let Some(i) = imported {
+                        p class="flash" role="status" id="import-result" {
+                            "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
+                        }
+                        @if !i.skipped.is_empty() {
+                            ul {
+                                @for (name, reason) in &i.skipped { li { (name) ": " (reason) } }
+                            }
+                        }
+                    }
+                }
+                Some(ImportOutcome::Failed(message)) => (alert(message)),
+                None => {}
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
+    use super::*;
+
+    fn operation<'a>(name: &'a str, url: &'a str) -> Operation<'a> {
+        Operation {
+            name,
+            method: "GET",
+            url: Some(url),
+            has_response_contract: true,
+            not_importable: None,
+        }
+    }
+
+    fn listed<'a>(operations: Vec<Operation<'a>>, imported: Option<Imported<'a>>) -> Import<'a> {
+        Import {
+            document: "{}",
+            outcome: Some(ImportOutcome::Listed {
+                operations,
+                imported,
+            }),
+        }
+    }
+
+    #[test]
+    fn documents_names_urls_reasons_and_errors_are_escaped() {
+        let mut refused = operation("a", "https://a.example/");
+        refused.not_importable = Some(HOSTILE);
+        for v in [
+            Import {
+                document: HOSTILE,
+                outcome: None,
+            },
+            listed(vec![operation(HOSTILE, "https://a.example/")], None),
+            listed(vec![operation("a", HOSTILE)], None),
+            listed(vec![refused], None),
+            listed(
+                Vec::new(),
+                Some(Imported {
+                    created: 0,
+                    skipped: vec![(HOSTILE, "r")],
+                }),
+            ),
+            Import {
+                document: "",
+                outcome: Some(ImportOutcome::Failed(HOSTILE.into())),
+            },
+        ] {
+            assert_escaped(&render(&chrome(), &v).into_string());
+        }
+    }
+
+    #[test]
+    fn operations_and_the_import_result() {
+        let mut refused = operation("items", "https://a.example/items/{id}");
+        refused.url = None;
+        refused.has_response_contract = false;
+        refused.not_importable = Some("path parameters without example values: id");
+        let html = render(
+            &chrome(),
+            &listed(
+                vec![operation("health", "https://a.example/healthz"), refused],
+                Some(Imported {
+                    created: 1,
+                    skipped: vec![("items", "needs an example")],
+                }),
+            ),
+        )
+        .into_string();
+        assert!(html.contains(
+            "<tr><td>health</td><td>GET</td><td><code>https://a.example/healthz</code></td><td>yes</td><td>yes</td></tr>"
+        ));
+        assert!(html.contains(
+            "<tr><td>items</td><td>GET</td><td><code>—</code></td><td>no</td>\
+             <td>no: path parameters without example values: id</td></tr>"
+        ));
+        assert!(html.contains(
+            "<p class=\"flash\" role=\"status\" id=\"import-result\">Created 1 endpoint(s), skipped 1.</p>\
+             <ul><li>items: needs an example</li></ul>"
+        ));
+        assert!(html.contains("required>{}</textarea>"));
+    }
+}
