@@ -37,6 +37,7 @@ pub mod alerts;
 mod body;
 mod client;
 mod error;
+mod loops;
 mod monitor;
 pub mod outbox;
 mod resolve;
