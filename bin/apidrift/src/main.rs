@@ -10,6 +10,7 @@
 mod cmd;
 mod config;
 mod db;
+mod error;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

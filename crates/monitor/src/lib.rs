@@ -42,6 +42,7 @@ mod monitor;
 pub mod outbox;
 mod resolve;
 pub mod scheduler;
+pub mod service;
 pub mod worker;
 
 pub use client::{
@@ -51,4 +52,5 @@ pub use client::{
 pub use error::{FetchError, FetchErrorKind, MonitorError};
 pub use monitor::{CheckOutcome, Monitor, contract_from_openapi};
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
+pub use service::{Service, ServiceError};
 pub use worker::{Worker, WorkerConfig, WorkerStats};
