@@ -6,7 +6,7 @@ use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
 use apidrift_model::Uuid;
-use apidrift_monitor::Service;
+use apidrift_monitor::{Service, ServiceError};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Subcommand)]
@@ -38,7 +38,12 @@ pub async fn workspace_of(
 ) -> Result<Uuid, CliError> {
     match given {
         Some(workspace) => Ok(workspace),
-        None => Ok(service.endpoint_workspace(endpoint).await?),
+        None => match service.endpoint_workspace(endpoint).await {
+            Err(ServiceError::NotFound { .. }) => {
+                Err(CliError(format!("no endpoint with id {endpoint}")))
+            }
+            other => Ok(other?),
+        },
     }
 }
 
