@@ -21,6 +21,7 @@
 //!   [`Service::delete_webhook`];
 //! * [`tokens`]: [`Service::mint_token`], [`Service::list_tokens`], [`Service::revoke_token`],
 //!   [`Service::authenticate`] (bearer tokens), [`Service::bootstrap`] (first start);
+//! * [`keys`]: [`Service::rotate_keys`] (`apidrift keys rotate`);
 //! * [`users`]: [`Service::create_user`], [`Service::list_users`], [`Service::remove_user`],
 //!   [`Service::login`], and console sessions ([`Service::start_session`],
 //!   [`Service::find_session`], [`Service::end_session`]).
@@ -31,6 +32,7 @@
 pub mod checks;
 pub mod endpoints;
 mod error;
+pub mod keys;
 pub mod openapi;
 pub mod probe;
 pub mod tokens;
