@@ -236,11 +236,7 @@ async fn logout(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) 
     if let Err(e) = check_form(&s, &req, &pairs) {
         return Ok(error_page(Some(&s), &e));
     }
-    state
-        .store
-        .revoke_session(&s.stored.id_hash, OffsetDateTime::now_utc())
-        .await
-        .map_err(ApiError::store)?;
+    state.service.logout(&s.stored).await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, "/console/login"))
         .cookie(session::removal_cookie(&req))

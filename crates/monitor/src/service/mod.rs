@@ -22,9 +22,10 @@
 //! * [`tokens`]: [`Service::mint_token`], [`Service::list_tokens`], [`Service::revoke_token`],
 //!   [`Service::authenticate`] (bearer tokens), [`Service::bootstrap`] (first start);
 //! * [`keys`]: [`Service::rotate_keys`] (`apidrift keys rotate`);
+//! * [`workspaces`]: [`Service::create_workspace`], [`Service::update_workspace`];
 //! * [`users`]: [`Service::create_user`], [`Service::list_users`], [`Service::remove_user`],
 //!   [`Service::login`], and console sessions ([`Service::start_session`],
-//!   [`Service::find_session`], [`Service::end_session`]).
+//!   [`Service::find_session`], [`Service::end_session`], [`Service::logout`]).
 //!
 //! A new use case is one method here (in the module of its entity) plus a thin caller in each
 //! front door that offers it.
@@ -38,6 +39,7 @@ pub mod probe;
 pub mod tokens;
 pub mod users;
 pub mod webhooks;
+pub mod workspaces;
 
 pub use checks::{Accepted, BaselineCaptured};
 pub use error::ServiceError;

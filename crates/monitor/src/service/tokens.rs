@@ -7,7 +7,7 @@ use super::{Service, ServiceError, b64, random_bytes};
 use apidrift_model::{Plan, Role, Scope};
 use apidrift_seal::{Token, token};
 use apidrift_store::{
-    NewToken, NewUser, NewWorkspace, StoreError, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, new_id,
+    NewToken, NewUser, StoreError, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, new_id,
 };
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
@@ -202,15 +202,7 @@ impl Service {
         }
         let now: OffsetDateTime = self.now();
         let workspace = self
-            .store
-            .create_workspace(NewWorkspace {
-                id: new_id(),
-                name: "default".into(),
-                plan: Plan::Enterprise,
-                endpoint_limit: Plan::Enterprise.endpoint_limit(),
-                check_quota: Plan::Enterprise.check_quota(),
-                created_at: now,
-            })
+            .create_workspace("default", Plan::Enterprise, None, None)
             .await?;
         let token = self
             .mint_token(MintToken {

@@ -219,11 +219,19 @@ impl Service {
         Ok(Some(stored))
     }
 
-    /// Ends the session of a cookie value (logout, or a fresh login replacing it).
+    /// Ends the session of a cookie value (a fresh login replacing it).
     pub async fn end_session(&self, value: &str) -> Result<(), ServiceError> {
         Ok(self
             .store
             .revoke_session(&token::hash(value), self.now())
+            .await?)
+    }
+
+    /// Ends a live session (logout).
+    pub async fn logout(&self, session: &StoredSession) -> Result<(), ServiceError> {
+        Ok(self
+            .store
+            .revoke_session(&session.id_hash, self.now())
             .await?)
     }
 }
