@@ -66,7 +66,7 @@ fn collect() -> OpenApi {
     let (_, doc) = actix_web::App::new()
         .into_utoipa_app()
         .openapi(base())
-        .configure(crate::routes::configure)
+        .configure(crate::routes::table::configure)
         .split_for_parts();
     doc
 }

@@ -7,6 +7,7 @@ pub mod endpoints;
 pub mod health;
 pub mod openapi_import;
 pub mod probe;
+pub mod table;
 pub mod webhooks;
 
 use crate::error::ApiError;
@@ -14,35 +15,7 @@ use crate::state::MAX_BODY_BYTES;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, web};
 use serde_json::Value;
-use utoipa_actix_web::service_config::ServiceConfig;
 use uuid::Uuid;
-
-/// Registers every documented route (shared by [`crate::create_app`] and
-/// [`crate::openapi::document`]).
-pub fn configure(config: &mut ServiceConfig) {
-    config
-        .service(health::healthz)
-        .service(health::readyz)
-        .service(probe::probe)
-        .service(openapi_import::parse_openapi)
-        .service(
-            utoipa_actix_web::scope("/api/v1")
-                .service(endpoints::list_endpoints)
-                .service(endpoints::create_endpoints)
-                .service(endpoints::get_endpoint)
-                .service(diffs::list_diffs)
-                .service(diffs::get_diff)
-                .service(accept::accept_diff)
-                .configure(checks::configure_api_v1),
-        )
-        .service(
-            utoipa_actix_web::scope("/v1")
-                .service(endpoints::create_endpoints_v1)
-                .service(diffs::list_endpoint_diffs_v1)
-                .configure(checks::configure_v1)
-                .configure(webhooks::configure_v1),
-        );
-}
 
 /// A path id: a malformed uuid is a 404 like an unknown one (D5).
 pub fn parse_id(text: &str) -> Result<Uuid, ApiError> {

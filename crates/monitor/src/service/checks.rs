@@ -6,7 +6,8 @@
 //! (D4). A fetch that fails is never a server error: a check records it as a `status_changed`
 //! change, a capture answers [`ServiceError::Invalid`] naming the cause.
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use crate::{CheckOutcome, Monitor, contract_from_openapi};
 use apidrift_model::DiffSummary;
 use apidrift_store::{ResponseContract, StoreError};

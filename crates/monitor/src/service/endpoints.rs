@@ -7,7 +7,8 @@
 //! which creates the first ones that fit the plan limit and reports the rest, skipped as "plan
 //! endpoint limit reached".
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use apidrift_diff::IgnorePattern;
 use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};

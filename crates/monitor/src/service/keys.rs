@@ -6,7 +6,8 @@
 //! (`… WHERE blob = old`), so a value the service rewrote meanwhile is left alone. Stopping loses
 //! nothing and a re-run finishes the rest: values already on the active key are skipped.
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use apidrift_seal::{Binding, Field, KeyRing, SealError};
 use apidrift_store::{REWRAP_BATCH, SealedField};
 use serde::Serialize;

@@ -13,8 +13,9 @@
 //! check the caller's role and budget before the document), the document (400, 413), then on
 //! import the workspace's plan (402) and each entry on its own (D6 reasons in `skipped`).
 
+use super::base::Service;
 use super::endpoints::{Pending, plain_row};
-use super::{Service, ServiceError};
+use super::error::ServiceError;
 use apidrift_model::CreateEndpointsResponse;
 use apidrift_model::validate;
 use serde::Serialize;

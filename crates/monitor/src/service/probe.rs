@@ -3,7 +3,8 @@
 //! and never carries the body itself. A fetch that fails is [`ServiceError::Invalid`] naming the
 //! cause.
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use crate::FetchRequest;
 use apidrift_diff::Shape;
 use apidrift_model::validate::ExtraHeader;

@@ -3,7 +3,8 @@
 //! token, and the first-run bootstrap (D2: the workspace `default`, an owner token with every
 //! scope, the console user `admin@localhost`).
 
-use super::{Service, ServiceError, b64, random_bytes};
+use super::base::{Service, b64, random_bytes};
+use super::error::ServiceError;
 use apidrift_model::{Plan, Role, Scope};
 use apidrift_seal::{Token, token};
 use apidrift_store::{

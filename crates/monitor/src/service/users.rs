@@ -3,7 +3,8 @@
 //! their SHA-256. Sessions end after [`IDLE_SECS`] without a request or [`ABSOLUTE_SECS`] after
 //! login, at logout, or when the user or membership is removed.
 
-use super::{Service, ServiceError, b64, random_bytes};
+use super::base::{Service, b64, random_bytes};
+use super::error::ServiceError;
 use apidrift_model::Role;
 use apidrift_seal::token;
 use apidrift_store::{

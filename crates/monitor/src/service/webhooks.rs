@@ -2,7 +2,8 @@
 //! signing secret is generated (and returned once) or supplied (never echoed), sealed with
 //! `Field::WebhookSecret` bound to the webhook's id, and never returned afterwards.
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use apidrift_model::{Severity, timestamp};
 use apidrift_seal::{Binding, Field};
 use apidrift_store::{NewWebhook, StoreError, StoredWebhook, new_id};

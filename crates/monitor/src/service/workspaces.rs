@@ -1,7 +1,8 @@
 //! Workspaces (D3, D17): creating one and changing its name, plan or limits. A plan brings its
 //! limits (`Plan::endpoint_limit`, `Plan::check_quota`) unless the caller overrides them.
 
-use super::{Service, ServiceError};
+use super::base::Service;
+use super::error::ServiceError;
 use apidrift_model::Plan;
 use apidrift_store::{NewWorkspace, StoreError, Workspace, WorkspaceUpdate, new_id};
 use uuid::Uuid;
