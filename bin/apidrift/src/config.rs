@@ -11,8 +11,9 @@
 //! The environment is passed in as a map so tests never touch the process environment.
 //! `docs/configuration.md` lists every key.
 
-use crate::cmd::CliError;
+use crate::error::CliError;
 use apidrift_model::SecretString;
+use apidrift_monitor::WorkerConfig;
 use apidrift_seal::{KeyRing, SecretKey};
 use config::{Config, Environment, File, FileFormat};
 use serde::Deserialize;
@@ -78,7 +79,7 @@ pub struct Settings {
     pub limits: LimitSettings,
     /// `[worker]`: the background loops of `serve --role worker|all` (D18).
     #[serde(default)]
-    pub worker: crate::cmd::serve::WorkerSettings,
+    pub worker: WorkerSettings,
 }
 
 /// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a
@@ -105,6 +106,83 @@ impl Default for LimitSettings {
             unauthenticated_per_minute: 60,
             window_secs: 60,
         }
+    }
+}
+
+/// `[worker]`: the background loops of `serve --role worker|all` (D11, D18). Durations in
+/// milliseconds unless named otherwise (`APIDRIFT_WORKER__POLL_MS=…`, …).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default)]
+pub struct WorkerSettings {
+    /// Sleep between claims when nothing is due.
+    pub poll_ms: u64,
+    /// How long a claim is held before another process may take the work over.
+    pub lease_ms: u64,
+    /// Scheduled checks running at once per process.
+    pub concurrency: usize,
+    /// Webhook deliveries sent at once per process.
+    pub delivery_concurrency: usize,
+    /// How long a graceful shutdown waits for claimed work before releasing it.
+    pub grace_ms: u64,
+    /// Replace every schedule's period (tests and benchmarks only; unset in production).
+    pub period_override_ms: Option<u64>,
+    /// Spread a new schedule's first run over one period (D18 jitter).
+    pub first_run_jitter: bool,
+    /// One webhook attempt's timeout (D11: 5000).
+    pub delivery_timeout_ms: u64,
+    /// First retry delay, doubled per attempt with jitter, capped at `retry_max_ms`.
+    pub retry_base_ms: u64,
+    pub retry_max_ms: u64,
+    /// Give up on a delivery this many seconds after its event (D11: 24 h).
+    pub retry_window_secs: u64,
+    /// Threads of the worker runtime.
+    pub threads: usize,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        let d = WorkerConfig::default();
+        let ms = |x: std::time::Duration| u64::try_from(x.as_millis()).unwrap_or(u64::MAX);
+        WorkerSettings {
+            poll_ms: ms(d.poll),
+            lease_ms: ms(d.lease),
+            concurrency: d.concurrency,
+            delivery_concurrency: d.delivery_concurrency,
+            grace_ms: ms(d.grace),
+            period_override_ms: None,
+            first_run_jitter: d.first_run_jitter,
+            delivery_timeout_ms: ms(d.delivery_timeout),
+            retry_base_ms: ms(d.retry_base),
+            retry_max_ms: ms(d.retry_max),
+            retry_window_secs: d.retry_window.as_secs(),
+            threads: 2,
+        }
+    }
+}
+
+impl WorkerSettings {
+    pub fn config(&self) -> Result<WorkerConfig, CliError> {
+        use std::time::Duration;
+        if self.poll_ms == 0 || self.lease_ms == 0 || self.concurrency == 0 {
+            return Err(CliError(
+                "worker.poll_ms, worker.lease_ms and worker.concurrency must be at least 1".into(),
+            ));
+        }
+        Ok(WorkerConfig {
+            schedules: true,
+            deliveries: true,
+            poll: Duration::from_millis(self.poll_ms),
+            lease: Duration::from_millis(self.lease_ms),
+            concurrency: self.concurrency,
+            delivery_concurrency: self.delivery_concurrency.max(1),
+            grace: Duration::from_millis(self.grace_ms),
+            period_override: self.period_override_ms.map(Duration::from_millis),
+            first_run_jitter: self.first_run_jitter,
+            delivery_timeout: Duration::from_millis(self.delivery_timeout_ms.max(1)),
+            retry_base: Duration::from_millis(self.retry_base_ms.max(1)),
+            retry_max: Duration::from_millis(self.retry_max_ms.max(1)),
+            retry_window: Duration::from_secs(self.retry_window_secs),
+        })
     }
 }
 

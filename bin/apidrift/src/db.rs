@@ -5,8 +5,10 @@
 //! * `sqlite://PATH`, `sqlite:PATH`, `sqlite::memory:` or a plain file path → SQLite;
 //! * any other `scheme://` is an error, never a silent SQLite fallback.
 
-use crate::cmd::CliError;
 use crate::config::Settings;
+use crate::error::CliError;
+use apidrift_model::net::AllowList;
+use apidrift_monitor::Service;
 use apidrift_store::{ConnectOptions, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,6 +85,20 @@ pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, 
         ),
     };
     Ok(store)
+}
+
+/// The service of an admin command, over the configured database (migrated) and allow-list;
+/// with the configured key ring when `keys` (commands that seal or open secrets).
+pub async fn service(settings: &Settings, keys: bool) -> Result<Service, CliError> {
+    let store = open(settings, true).await?;
+    let keys = if keys { settings.key_ring()? } else { None };
+    Ok(Service::new(store, keys, allow_list(settings)?)?)
+}
+
+/// The allow-list of the configuration (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, `[outbound]`).
+pub fn allow_list(settings: &Settings) -> Result<AllowList, CliError> {
+    AllowList::parse(&settings.outbound.allow_cidrs.join(","))
+        .map_err(|e| CliError(format!("outbound.allow_cidrs: {e}")))
 }
 
 /// A store failure as a one-line CLI error.

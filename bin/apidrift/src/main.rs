@@ -1,15 +1,19 @@
 //! # apidrift
 //!
-//! The one binary: the service (`serve`, arriving with the API) and the command-line tools. It only
-//! wires: parsing arguments, reading configuration, picking the concrete storage adapter, and
-//! calling into the library crates. Each subcommand lives in its own module under `cmd/`.
+//! The one binary: the service (`serve`) and the command-line tools. It only wires: parsing
+//! arguments, reading configuration, picking the concrete storage adapter, building the
+//! application service (`apidrift_monitor::Service`, once per process) and calling it. Each
+//! subcommand lives in its own module under `cmd/`; the offline tools (`diff`, `validate`,
+//! `snapshot`) call the diff engine directly, having no stored state.
 //!
-//! Exit codes: 0 on success; 2 on bad input (one line on stderr); subcommands that gate CI (`diff`,
-//! `validate`) use 1 for "a change reached the threshold".
+//! Exit codes: 0 on success; 2 on bad input or a refused use case (one line on stderr; a
+//! `ServiceError` becomes that line in `error.rs`); subcommands that gate CI (`diff`, `validate`)
+//! use 1 for "a change reached the threshold", `keys rotate` for values that did not open.
 
 mod cmd;
 mod config;
 mod db;
+mod error;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

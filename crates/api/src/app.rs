@@ -5,7 +5,6 @@
 use crate::auth::WorkspaceTag;
 use crate::error::ApiError;
 use crate::ratelimit::RateInfo;
-use crate::routes::{accept, checks, diffs, endpoints, health, openapi_import, probe, webhooks};
 use crate::state::AppState;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ResourceDef, Server, ServiceRequest, ServiceResponse};
@@ -14,9 +13,7 @@ use actix_web::{App, HttpMessage, HttpRequest, HttpResponse, HttpServer, web};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Instant;
-use utoipa::openapi::OpenApi;
 use utoipa_actix_web::AppExt;
-use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Every route with its methods, for 405 answers (`Allow`) on a known path.
 const ROUTES: &[(&str, &str)] = &[
@@ -39,43 +36,6 @@ const ROUTES: &[(&str, &str)] = &[
     ("/api/openapi/parse", "POST"),
 ];
 
-/// Registers every documented route (shared by [`create_app`] and [`openapi`]).
-fn routes(config: &mut ServiceConfig) {
-    config
-        .service(health::healthz)
-        .service(health::readyz)
-        .service(probe::probe)
-        .service(openapi_import::parse_openapi)
-        .service(
-            utoipa_actix_web::scope("/api/v1")
-                .service(endpoints::list_endpoints)
-                .service(endpoints::create_endpoints)
-                .service(endpoints::get_endpoint)
-                .service(diffs::list_diffs)
-                .service(diffs::get_diff)
-                .service(accept::accept_diff)
-                .configure(checks::configure_api_v1),
-        )
-        .service(
-            utoipa_actix_web::scope("/v1")
-                .service(endpoints::create_endpoints_v1)
-                .service(diffs::list_endpoint_diffs_v1)
-                .configure(checks::configure_v1)
-                .configure(webhooks::configure_v1),
-        );
-}
-
-/// The generated OpenAPI document, before [`crate::openapi::finish`] adds what utoipa cannot
-/// express.
-pub(crate) fn collect_openapi() -> OpenApi {
-    let (_, doc) = App::new()
-        .into_utoipa_app()
-        .openapi(crate::openapi::base())
-        .configure(routes)
-        .split_for_parts();
-    doc
-}
-
 /// The application: routes, `/openapi.json`, fallbacks, and the middleware that logs each request
 /// and adds the rate-limit headers.
 pub fn create_app(
@@ -92,7 +52,7 @@ pub fn create_app(
 > {
     let (app, _) = App::new()
         .into_utoipa_app()
-        .configure(routes)
+        .configure(crate::routes::table::configure)
         .split_for_parts();
     app.app_data(web::Data::new(state))
         .app_data(web::Data::from(openapi_json))

@@ -14,12 +14,10 @@ use crate::state::AppState;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use apidrift_model::{Role, Scope};
-use apidrift_seal::token;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::pin::Pin;
-use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// What a route requires.
@@ -111,8 +109,7 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
         return None;
     }
     let candidate = rest.trim_matches(' ');
-    token::check_format(candidate).ok()?;
-    Some(candidate)
+    apidrift_monitor::service::token_well_formed(candidate).then_some(candidate)
 }
 
 /// The client address used for the unauthenticated budget: the peer address (forwarding headers
@@ -151,22 +148,16 @@ async fn authenticate<P: Policy>(req: &HttpRequest) -> Result<Authed<P>, ApiErro
             &step,
         )));
     }
-    let hash = token::hash(text);
-    let found = state
-        .store
-        .find_token_by_hash(&hash)
-        .await
-        .map_err(ApiError::store)?;
-    let now = OffsetDateTime::now_utc();
-    let Some(stored) = found
-        .filter(|t| token::ct_eq(t.token_hash.as_bytes(), hash.as_bytes()) && t.is_active(now))
-    else {
+    let Some(stored) = state.service.authenticate(text).await? else {
         return Err(refuse(state, ip));
     };
     req.extensions_mut()
         .insert(WorkspaceTag(stored.workspace_id));
     // The token authenticated: record its use (at most once a minute), whatever follows.
-    state.touch(stored.workspace_id, stored.id, now).await;
+    state
+        .service
+        .record_token_use(stored.workspace_id, stored.id)
+        .await;
     if !stored.scopes.contains(&P::SCOPE) {
         return Err(ApiError::Forbidden(format!(
             "token lacks scope {}",

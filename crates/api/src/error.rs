@@ -120,3 +120,21 @@ pub fn json_error(mut builder: actix_web::HttpResponseBuilder, text: &str) -> Ht
         ))
         .body(body)
 }
+
+/// The one mapping of a use case's failure to HTTP. A 404 never says which row or why (D4); a
+/// store failure goes through [`ApiError::store`].
+impl From<apidrift_monitor::ServiceError> for ApiError {
+    fn from(e: apidrift_monitor::ServiceError) -> Self {
+        use apidrift_monitor::ServiceError as S;
+        match e {
+            S::Invalid(text) | S::Conflict(text) => ApiError::BadRequest(text),
+            S::PlanLimit(text) => ApiError::PaymentRequired(text),
+            S::Forbidden(text) => ApiError::Forbidden(text),
+            S::NotFound { .. } => ApiError::NotFound,
+            S::TooLarge(limit) => ApiError::PayloadTooLarge(limit),
+            e @ S::NoKey(_) => ApiError::Unavailable(e.to_string()),
+            S::Store(e) => ApiError::store(e),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}

@@ -50,7 +50,7 @@ pub fn base() -> OpenApi {
 
 /// The complete document as JSON.
 pub fn document() -> Value {
-    let doc = crate::app::collect_openapi();
+    let doc = collect();
     let value = serde_json::to_value(&doc).unwrap_or_else(|_| json!({}));
     finish(value)
 }
@@ -58,6 +58,17 @@ pub fn document() -> Value {
 /// [`document`] serialised (what `/openapi.json` serves).
 pub fn document_bytes() -> Vec<u8> {
     serde_json::to_vec_pretty(&document()).unwrap_or_default()
+}
+
+/// The generated OpenAPI document, before [`finish`] adds what utoipa cannot express.
+fn collect() -> OpenApi {
+    use utoipa_actix_web::AppExt as _;
+    let (_, doc) = actix_web::App::new()
+        .into_utoipa_app()
+        .openapi(base())
+        .configure(crate::routes::table::configure)
+        .split_for_parts();
+    doc
 }
 
 /// Paths (full) beyond the spec's tables.

@@ -21,26 +21,35 @@
 //!   shape; `baselineVersion` + 1; health `checking` then `healthy`), [`Monitor::run_check`]
 //!   (D7/D8: baseline required, one quota unit, fetch, diff with the endpoint's mode and ignore
 //!   paths, contract validation, one `record_check` call; a fetch with no response is a
-//!   `status_changed` change; checks of one endpoint are serialised in the process),
-//!   [`Monitor::attach_contract`] / [`Monitor::detach_contract`] (D10). [`CheckOutcome`] gives
-//!   the spec's 200 body ([`CheckOutcome::to_response`]).
+//!   `status_changed` change; checks of one endpoint are serialised), validating the response
+//!   contract in force (D10). [`CheckOutcome`] gives the spec's 200 body
+//!   ([`CheckOutcome::to_response`]). One monitor per process (the service's): its clones share
+//!   the per-endpoint locks.
 //!
 //! * [`alerts`] — D11 event bodies, the diff fingerprint, `Apidrift-Signature` signing and
 //!   verification, webhook secrets; [`Monitor::accept_diff`] (D12) promotes a check's response.
 //! * [`Worker`] ([`worker`], [`scheduler`], [`outbox`]) — the background loops of
 //!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
 //!   retried with backoff, released on graceful shutdown.
+//! * [`Service`] ([`service`]) — the application service: every use case of apidrift (register
+//!   endpoints, capture, check, accept, contracts, probe, OpenAPI import, webhooks, tokens,
+//!   users, sessions, key rotation) written once for the API, the console and the CLI, built
+//!   once per process over the store, the key ring, the allow-list and one outbound client, and
+//!   returning one error type, [`ServiceError`].
 //!
-//! The crate has no HTTP-server code; the API maps [`MonitorError`] to status codes.
+//! The crate has no HTTP-server code; the API maps [`ServiceError`] to status codes, the CLI to
+//! exit codes. Feature `openapi` derives utoipa schemas for the service's answer types.
 
 pub mod alerts;
 mod body;
 mod client;
 mod error;
+mod loops;
 mod monitor;
 pub mod outbox;
 mod resolve;
 pub mod scheduler;
+pub mod service;
 pub mod worker;
 
 pub use client::{
@@ -50,4 +59,5 @@ pub use client::{
 pub use error::{FetchError, FetchErrorKind, MonitorError};
 pub use monitor::{CheckOutcome, Monitor, contract_from_openapi};
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
+pub use service::{Service, ServiceError};
 pub use worker::{Worker, WorkerConfig, WorkerStats};

@@ -16,7 +16,7 @@ use apidrift_store::{
 };
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -54,19 +54,19 @@ impl CheckOutcome {
     }
 }
 
-/// One async lock per endpoint (ids are UUIDv7, unique across stores), shared by every
-/// [`Monitor`] of the process.
+/// One async lock per endpoint, shared by every clone of a [`Monitor`].
 type Locks = Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>;
-static LOCKS: LazyLock<Locks> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// Runs baselines and checks against one store, with one key ring and one outbound client.
-/// Cheap to create and to clone: the per-endpoint locks that serialise concurrent checks of one
-/// endpoint are process-wide.
+/// Cheap to clone: clones share the per-endpoint locks that serialise concurrent checks of one
+/// endpoint, so a process builds one monitor (the service layer does, in `serve`) and hands out
+/// clones.
 #[derive(Clone)]
 pub struct Monitor {
     store: Arc<dyn Store>,
     keys: Arc<KeyRing>,
     client: Client,
+    locks: Arc<Locks>,
 }
 
 impl std::fmt::Debug for Monitor {
@@ -139,6 +139,7 @@ impl Monitor {
             store,
             keys,
             client,
+            locks: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -150,10 +151,11 @@ impl Monitor {
         &self.store
     }
 
-    /// The per-endpoint lock: two checks (or captures) of one endpoint run one after the other in
-    /// this process, so health and latest figures always come from one complete run.
+    /// The per-endpoint lock: two checks (or captures) of one endpoint through this monitor (or
+    /// its clones) run one after the other, so health and latest figures always come from one
+    /// complete run.
     fn lock_for(&self, endpoint_id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
-        let mut locks = LOCKS.lock().unwrap_or_else(|p| p.into_inner());
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
         if locks.len() > 10_000 {
             locks.retain(|_, l| Arc::strong_count(l) > 1);
         }
@@ -542,41 +544,6 @@ impl Monitor {
             .validator()
             .map_err(|e| MonitorError::Contract(e.to_string()))?;
         Ok(validator.check(&body, options))
-    }
-
-    /// Attaches a response contract (D10) built from an OpenAPI document.
-    pub async fn attach_contract(
-        &self,
-        workspace_id: Uuid,
-        endpoint_id: Uuid,
-        document: &str,
-        operation: &str,
-        status: Option<u16>,
-    ) -> Result<ResponseContract, MonitorError> {
-        self.endpoint(workspace_id, endpoint_id).await?;
-        let contract = contract_from_openapi(document, operation, status)?;
-        self.store
-            .set_contract(
-                workspace_id,
-                endpoint_id,
-                Some(contract.clone()),
-                OffsetDateTime::now_utc(),
-            )
-            .await?;
-        Ok(contract)
-    }
-
-    /// Removes the response contract.
-    pub async fn detach_contract(
-        &self,
-        workspace_id: Uuid,
-        endpoint_id: Uuid,
-    ) -> Result<(), MonitorError> {
-        self.endpoint(workspace_id, endpoint_id).await?;
-        self.store
-            .set_contract(workspace_id, endpoint_id, None, OffsetDateTime::now_utc())
-            .await?;
-        Ok(())
     }
 }
 

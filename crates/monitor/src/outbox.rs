@@ -7,7 +7,7 @@
 
 use crate::alerts::{SIGNATURE_HEADER, signature};
 use crate::client::FetchRequest;
-use crate::worker::{Ctx, WorkerConfig, WorkerStats, claim_loop, random_below};
+use crate::loops::{Ctx, WorkerConfig, WorkerStats, claim_loop, random_below};
 use apidrift_model::HttpMethod;
 use apidrift_model::SecretString;
 use apidrift_model::validate::{Credential, ExtraHeader};

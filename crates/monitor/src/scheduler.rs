@@ -8,7 +8,7 @@
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
 use crate::MonitorError;
-use crate::worker::{Ctx, WorkerStats, claim_loop, random_below};
+use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
 use apidrift_model::{Frequency, Plan};
 use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
 use std::time::Duration;

@@ -9,7 +9,7 @@ use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{
     AuthType, ChangeType, DiffMode, Health, HttpMethod, Plan, SecretString, sealed,
 };
-use apidrift_monitor::{Monitor, MonitorError};
+use apidrift_monitor::{Monitor, MonitorError, Service, ServiceError};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey};
 use apidrift_store::{NewEndpointRow, NewWorkspace, Store, new_id};
 use apidrift_store_postgres::testdb::TestDb;
@@ -675,8 +675,14 @@ async fn contract_flow(b: Backend) -> TestResult {
     let up = Upstream::start(json_ok(r#"{"id":1,"name":"ann","nick":null}"#)).await?;
     let id = endpoint(&w, Ep::new(up.server.url("/users/1"))).await?;
     w.monitor.capture_baseline(w.ws, id).await?;
-    let contract = w
-        .monitor
+    // Contracts are attached and detached through the service (they need no key).
+    let service = Service::with_client(
+        w.store.clone(),
+        None,
+        loopback(),
+        w.monitor.client().clone(),
+    );
+    let contract = service
         .attach_contract(w.ws, id, OPENAPI, "GET /users/{id}", None)
         .await?;
     assert_eq!(
@@ -698,13 +704,15 @@ async fn contract_flow(b: Backend) -> TestResult {
         out.changes
     );
     // Bad operation → a clear error, nothing attached.
-    let err = w
-        .monitor
+    let err = service
         .attach_contract(w.ws, id, OPENAPI, "GET /nope", None)
         .await
         .err();
-    assert!(matches!(err, Some(MonitorError::Contract(_))), "{err:?}");
-    w.monitor.detach_contract(w.ws, id).await?;
+    assert!(
+        matches!(&err, Some(ServiceError::Invalid(m)) if m.starts_with("contract: ")),
+        "{err:?}"
+    );
+    service.detach_contract(w.ws, id).await?;
     let ep = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
     assert!(!ep.to_model().has_response_contract);
     let out = w.monitor.run_check(w.ws, id).await?;

@@ -11,11 +11,11 @@ use crate::schema::{
 use crate::{Error, Result};
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
-    AcceptOutcome, BulkCreated, DiffCounts, DiffFilter, EndpointFilter, NewBaseline, NewCheck,
-    NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome,
-    RecordedCheck, ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline,
-    StoredCheck, StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace,
-    WorkspaceUpdate, changes_to_json, month_key,
+    AcceptOutcome, BulkCreated, DiffFilter, EndpointFilter, NewBaseline, NewCheck, NewDiff,
+    NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome, RecordedCheck,
+    ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline, StoredCheck,
+    StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace, WorkspaceUpdate,
+    changes_to_json, month_key, rules,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -82,16 +82,19 @@ pub async fn update_workspace(
     update: &WorkspaceUpdate,
 ) -> Result<Workspace> {
     let current = lock_workspace(c, ws).await?;
-    let name = update.name.clone().unwrap_or(current.name);
-    let plan = update.plan.unwrap_or(current.plan);
-    let limit = update.endpoint_limit.unwrap_or(current.endpoint_limit);
-    let quota = update.check_quota.unwrap_or(current.check_quota);
+    let next = rules::apply_update(current, update);
     let row = diesel::update(workspaces::table.find(ws))
         .set((
-            workspaces::name.eq(name),
-            workspaces::plan.eq(plan.as_str()),
-            workspaces::endpoint_limit.eq(limit.map(|v| int("endpoint_limit", v)).transpose()?),
-            workspaces::check_quota.eq(quota.map(|v| int("check_quota", v)).transpose()?),
+            workspaces::name.eq(next.name),
+            workspaces::plan.eq(next.plan.as_str()),
+            workspaces::endpoint_limit.eq(next
+                .endpoint_limit
+                .map(|v| int("endpoint_limit", v))
+                .transpose()?),
+            workspaces::check_quota.eq(next
+                .check_quota
+                .map(|v| int("check_quota", v))
+                .transpose()?),
         ))
         .returning(WorkspaceRow::as_returning())
         .get_result(c)
@@ -276,13 +279,7 @@ pub async fn create_endpoints(
 ) -> Result<BulkCreated> {
     let workspace = lock_workspace(c, ws).await?;
     let existing = count_endpoints(c, ws).await?;
-    let fit = match workspace.endpoint_limit {
-        None => rows.len(),
-        Some(limit) => {
-            let room = u64::from(limit).saturating_sub(existing);
-            rows.len().min(usize::try_from(room).unwrap_or(usize::MAX))
-        }
-    };
+    let fit = rules::endpoints_that_fit(workspace.endpoint_limit, existing, rows.len());
     let new_rows = rows[..fit]
         .iter()
         .map(|r| EndpointRow::new(ws, r))
@@ -520,7 +517,7 @@ pub async fn record_check(
             return Err(not_found());
         }
     }
-    let counts = diff.map(|d| DiffCounts::of(&d.changes)).unwrap_or_default();
+    let (counts, health) = rules::check_figures(diff);
     let row = CheckRow {
         id: check.id,
         workspace_id: ws,
@@ -565,7 +562,6 @@ pub async fn record_check(
             .execute(c)
             .await?;
     }
-    let health = counts.health();
     diesel::update(
         endpoints::table
             .filter(endpoints::workspace_id.eq(ws))
@@ -773,10 +769,11 @@ pub async fn accept_diff(
         .first(c)
         .await
         .optional()?;
-    let health_reset = latest == Some(diff);
-    if health_reset {
-        set_health(c, ws, endpoint, Health::Healthy, now).await?;
+    let reset = rules::health_after_accept(latest, diff);
+    if let Some(health) = reset {
+        set_health(c, ws, endpoint, health, now).await?;
     }
+    let health_reset = reset.is_some();
     Ok(AcceptOutcome {
         newly_accepted: true,
         baseline,

@@ -11,11 +11,11 @@ use crate::schema::{
 use crate::{Error, Result};
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
-    AcceptOutcome, BulkCreated, DiffCounts, DiffFilter, EndpointFilter, NewBaseline, NewCheck,
-    NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome,
-    RecordedCheck, ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline,
-    StoredCheck, StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace,
-    WorkspaceUpdate, changes_to_json, month_key,
+    AcceptOutcome, BulkCreated, DiffFilter, EndpointFilter, NewBaseline, NewCheck, NewDiff,
+    NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome, RecordedCheck,
+    ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline, StoredCheck,
+    StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace, WorkspaceUpdate,
+    changes_to_json, month_key, rules,
 };
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
@@ -60,16 +60,19 @@ pub fn update_workspace(
     update: &WorkspaceUpdate,
 ) -> Result<Workspace> {
     let current = require_workspace(c, ws)?;
-    let name = update.name.clone().unwrap_or(current.name);
-    let plan = update.plan.unwrap_or(current.plan);
-    let limit = update.endpoint_limit.unwrap_or(current.endpoint_limit);
-    let quota = update.check_quota.unwrap_or(current.check_quota);
+    let next = rules::apply_update(current, update);
     let row = diesel::update(workspaces::table.find(id(ws)))
         .set((
-            workspaces::name.eq(name),
-            workspaces::plan.eq(plan.as_str()),
-            workspaces::endpoint_limit.eq(limit.map(|v| int("endpoint_limit", v)).transpose()?),
-            workspaces::check_quota.eq(quota.map(|v| int("check_quota", v)).transpose()?),
+            workspaces::name.eq(next.name),
+            workspaces::plan.eq(next.plan.as_str()),
+            workspaces::endpoint_limit.eq(next
+                .endpoint_limit
+                .map(|v| int("endpoint_limit", v))
+                .transpose()?),
+            workspaces::check_quota.eq(next
+                .check_quota
+                .map(|v| int("check_quota", v))
+                .transpose()?),
         ))
         .returning(WorkspaceRow::as_returning())
         .get_result(c)?;
@@ -244,13 +247,7 @@ pub fn create_endpoints(
 ) -> Result<BulkCreated> {
     let workspace = require_workspace(c, ws)?;
     let existing = count_endpoints(c, ws)?;
-    let fit = match workspace.endpoint_limit {
-        None => rows.len(),
-        Some(limit) => {
-            let room = u64::from(limit).saturating_sub(existing);
-            rows.len().min(usize::try_from(room).unwrap_or(usize::MAX))
-        }
-    };
+    let fit = rules::endpoints_that_fit(workspace.endpoint_limit, existing, rows.len());
     let new_rows = rows[..fit]
         .iter()
         .map(|r| EndpointRow::new(ws, r))
@@ -485,7 +482,7 @@ pub fn record_check(
             return Err(Error::Store(StoreError::NotFound));
         }
     }
-    let counts = diff.map(|d| DiffCounts::of(&d.changes)).unwrap_or_default();
+    let (counts, health) = rules::check_figures(diff);
     let row = CheckRow {
         id: id(check.id),
         workspace_id: id(ws),
@@ -531,7 +528,6 @@ pub fn record_check(
             ))
             .execute(c)?;
     }
-    let health = counts.health();
     diesel::update(
         endpoints::table
             .filter(endpoints::workspace_id.eq(id(ws)))
@@ -735,10 +731,12 @@ pub fn accept_diff(
         .select(diffs::id)
         .first(c)
         .optional()?;
-    let health_reset = latest.as_deref() == Some(id(diff).as_str());
-    if health_reset {
-        set_health(c, ws, endpoint, Health::Healthy, now)?;
+    let latest = latest.and_then(|t| Uuid::parse_str(&t).ok());
+    let reset = rules::health_after_accept(latest, diff);
+    if let Some(health) = reset {
+        set_health(c, ws, endpoint, health, now)?;
     }
+    let health_reset = reset.is_some();
     Ok(AcceptOutcome {
         newly_accepted: true,
         baseline,

@@ -13,6 +13,8 @@
 //!   [`StoredEndpoint`], [`StoredBaseline`], [`StoredCheck`], [`Page`], filters, …;
 //! * [`StoreError`]: the one error type of every adapter;
 //! * [`new_id`]: the UUIDv7 generator callers use for new rows;
+//! * [`rules`]: the business rules adapters apply inside their transactions (the plan-limit fit,
+//!   health from severity counts, the accept reset, workspace updates), written once;
 //! * feature `testkit`: the conformance suite ([`testkit`]) and the [`conformance_suite!`] macro
 //!   that both adapters' test files expand.
 //!
@@ -41,6 +43,7 @@
 //! * **Newest first** is `created_at` descending, then `id` descending (D5).
 
 pub mod alerts;
+pub mod rules;
 pub mod types;
 pub mod users;
 

@@ -292,8 +292,7 @@ pub struct BulkCreated {
 impl BulkCreated {
     /// True when the workspace was already at its limit before the call (the API's 402).
     pub fn limit_already_reached(&self) -> bool {
-        self.endpoint_limit
-            .is_some_and(|l| self.existing >= u64::from(l))
+        crate::rules::endpoints_that_fit(self.endpoint_limit, self.existing, 1) == 0
     }
 }
 

@@ -9,10 +9,8 @@ use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
 use apidrift_model::Uuid;
-use apidrift_monitor::contract_from_openapi;
 use serde::Serialize;
 use std::process::ExitCode;
-use time::OffsetDateTime;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ContractCommand {
@@ -60,56 +58,41 @@ struct Out {
 
 pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
-    match command {
+    let out = match command {
         ContractCommand::Attach(args) => {
             let document = super::gate::read_input(&args.spec)?;
-            let contract = contract_from_openapi(&document, &args.operation, args.status)
-                .map_err(|e| CliError(e.to_string()))?;
             db::block_on(async {
-                let store = db::open(&settings, true).await?;
-                let workspace = workspace_of(&*store, args.workspace, args.endpoint).await?;
-                store
-                    .get_endpoint(workspace, args.endpoint)
-                    .await
-                    .map_err(db::store_error)?
-                    .ok_or_else(|| CliError("endpoint not found in this workspace".into()))?;
-                store
-                    .set_contract(
+                let service = db::service(&settings, false).await?;
+                let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;
+                let contract = service
+                    .attach_contract(
                         workspace,
                         args.endpoint,
-                        Some(contract.clone()),
-                        OffsetDateTime::now_utc(),
+                        &document,
+                        &args.operation,
+                        args.status,
                     )
-                    .await
-                    .map_err(db::store_error)?;
-                print_json(&Out {
+                    .await?;
+                Ok::<_, CliError>(Out {
                     endpoint_id: args.endpoint,
                     operation: Some(contract.operation),
                     status: Some(contract.status),
                     has_response_contract: true,
-                })?;
-                Ok(ExitCode::SUCCESS)
-            })?
+                })
+            })??
         }
         ContractCommand::Detach(args) => db::block_on(async {
-            let store = db::open(&settings, true).await?;
-            let workspace = workspace_of(&*store, args.workspace, args.endpoint).await?;
-            store
-                .set_contract(workspace, args.endpoint, None, OffsetDateTime::now_utc())
-                .await
-                .map_err(|e| match e {
-                    apidrift_store::StoreError::NotFound => {
-                        CliError("endpoint not found in this workspace".into())
-                    }
-                    other => db::store_error(other),
-                })?;
-            print_json(&Out {
+            let service = db::service(&settings, false).await?;
+            let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;
+            service.detach_contract(workspace, args.endpoint).await?;
+            Ok::<_, CliError>(Out {
                 endpoint_id: args.endpoint,
                 operation: None,
                 status: None,
                 has_response_contract: false,
-            })?;
-            Ok(ExitCode::SUCCESS)
-        })?,
-    }
+            })
+        })??,
+    };
+    print_json(&out)?;
+    Ok(ExitCode::SUCCESS)
 }

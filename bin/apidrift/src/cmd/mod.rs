@@ -15,17 +15,7 @@ pub mod validate;
 pub mod webhook;
 pub mod workspace;
 
-/// A failure a user caused or can act on: printed as one line, exit code 2.
-#[derive(Debug)]
-pub struct CliError(pub String);
-
-impl std::fmt::Display for CliError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CliError {}
+pub use crate::error::CliError;
 
 /// Prints one JSON document on stdout (the admin commands' output, D3).
 pub fn print_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {

@@ -8,19 +8,18 @@
 //! free port; tests read this line).
 
 use super::CliError;
-use crate::config::{self, GlobalArgs, LimitSettings, Overrides, Settings};
+use crate::config::{self, GlobalArgs, LimitSettings, Overrides, Settings, WorkerSettings};
 use crate::db;
 use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
 use apidrift_model::net::AllowList;
-use apidrift_model::{Plan, Role, Scope};
-use apidrift_monitor::{Client, Monitor, Worker, WorkerConfig};
-use apidrift_seal::{KeyRing, Token};
-use apidrift_store::{Backend, NewToken, NewWorkspace, Store, new_id};
+use apidrift_monitor::service::FirstRun;
+use apidrift_monitor::{Monitor, Service, Worker};
+use apidrift_seal::KeyRing;
+use apidrift_store::{Backend, Store};
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
-use time::OffsetDateTime;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -48,83 +47,6 @@ pub enum Role18 {
     All,
 }
 
-/// `[worker]`: the background loops of `serve --role worker|all` (D11, D18). Durations in
-/// milliseconds unless named otherwise (`APIDRIFT_WORKER__POLL_MS=…`, …).
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(default)]
-pub struct WorkerSettings {
-    /// Sleep between claims when nothing is due.
-    pub poll_ms: u64,
-    /// How long a claim is held before another process may take the work over.
-    pub lease_ms: u64,
-    /// Scheduled checks running at once per process.
-    pub concurrency: usize,
-    /// Webhook deliveries sent at once per process.
-    pub delivery_concurrency: usize,
-    /// How long a graceful shutdown waits for claimed work before releasing it.
-    pub grace_ms: u64,
-    /// Replace every schedule's period (tests and benchmarks only; unset in production).
-    pub period_override_ms: Option<u64>,
-    /// Spread a new schedule's first run over one period (D18 jitter).
-    pub first_run_jitter: bool,
-    /// One webhook attempt's timeout (D11: 5000).
-    pub delivery_timeout_ms: u64,
-    /// First retry delay, doubled per attempt with jitter, capped at `retry_max_ms`.
-    pub retry_base_ms: u64,
-    pub retry_max_ms: u64,
-    /// Give up on a delivery this many seconds after its event (D11: 24 h).
-    pub retry_window_secs: u64,
-    /// Threads of the worker runtime.
-    pub threads: usize,
-}
-
-impl Default for WorkerSettings {
-    fn default() -> Self {
-        let d = WorkerConfig::default();
-        let ms = |x: std::time::Duration| u64::try_from(x.as_millis()).unwrap_or(u64::MAX);
-        WorkerSettings {
-            poll_ms: ms(d.poll),
-            lease_ms: ms(d.lease),
-            concurrency: d.concurrency,
-            delivery_concurrency: d.delivery_concurrency,
-            grace_ms: ms(d.grace),
-            period_override_ms: None,
-            first_run_jitter: d.first_run_jitter,
-            delivery_timeout_ms: ms(d.delivery_timeout),
-            retry_base_ms: ms(d.retry_base),
-            retry_max_ms: ms(d.retry_max),
-            retry_window_secs: d.retry_window.as_secs(),
-            threads: 2,
-        }
-    }
-}
-
-impl WorkerSettings {
-    fn config(&self) -> Result<WorkerConfig, CliError> {
-        use std::time::Duration;
-        if self.poll_ms == 0 || self.lease_ms == 0 || self.concurrency == 0 {
-            return Err(CliError(
-                "worker.poll_ms, worker.lease_ms and worker.concurrency must be at least 1".into(),
-            ));
-        }
-        Ok(WorkerConfig {
-            schedules: true,
-            deliveries: true,
-            poll: Duration::from_millis(self.poll_ms),
-            lease: Duration::from_millis(self.lease_ms),
-            concurrency: self.concurrency,
-            delivery_concurrency: self.delivery_concurrency.max(1),
-            grace: Duration::from_millis(self.grace_ms),
-            period_override: self.period_override_ms.map(Duration::from_millis),
-            first_run_jitter: self.first_run_jitter,
-            delivery_timeout: Duration::from_millis(self.delivery_timeout_ms.max(1)),
-            retry_base: Duration::from_millis(self.retry_base_ms.max(1)),
-            retry_max: Duration::from_millis(self.retry_max_ms.max(1)),
-            retry_window: Duration::from_secs(self.retry_window_secs),
-        })
-    }
-}
-
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
     let env: HashMap<String, String> = std::env::vars().collect();
     init_logging(env.get("APIDRIFT_LOG").map(String::as_str));
@@ -134,8 +56,7 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
     };
     let settings = config::load(global.config.as_deref(), &env, &overrides)?;
     let limits = rate_limits(&settings.limits)?;
-    let allow = AllowList::parse(&settings.outbound.allow_cidrs.join(","))
-        .map_err(|e| CliError(format!("outbound.allow_cidrs: {e}")))?;
+    let allow = db::allow_list(&settings)?;
     actix_web::rt::System::new().block_on(serve(settings, args, limits, allow))
 }
 
@@ -149,27 +70,32 @@ async fn serve(
     let keys = if args.no_bootstrap {
         settings.key_ring()?
     } else {
-        bootstrap(&settings, store.as_ref()).await?
+        first_start_key(&settings, store.as_ref()).await?
     };
-    if keys.is_none() {
+    // The one service of the process: the API, the console and the worker share it.
+    let service = Arc::new(Service::new(store.clone(), keys, allow)?);
+    if !args.no_bootstrap
+        && let Some(first) = service.bootstrap().await?
+    {
+        announce(&settings, &first);
+    }
+    if !service.has_key() {
         tracing::warn!(
             "no sealing key: set ENDPOINT_SECRET_KEY (see `apidrift keygen`); \
              POST /endpoints answers 503 until one is configured"
         );
     }
-    let keys: Option<Arc<KeyRing>> = keys.map(Arc::new);
-    let worker = match (args.role, &keys) {
-        (Role18::Api, _) => None,
-        (_, None) => {
+    let worker = match (args.role, service.monitor(), service.keys()) {
+        (Role18::Api, _, _) => None,
+        (_, Some(monitor), Some(keys)) => Some(start_worker(
+            monitor.clone(),
+            keys.clone(),
+            &settings.worker,
+        )?),
+        _ => {
             tracing::warn!("no sealing key: the worker cannot open credentials and does not start");
             None
         }
-        (_, Some(keys)) => Some(start_worker(
-            store.clone(),
-            keys.clone(),
-            &allow,
-            &settings.worker,
-        )?),
     };
     if args.role == Role18::Worker {
         say("apidrift: worker started");
@@ -180,10 +106,8 @@ async fn serve(
         tracing::info!("stopped");
         return Ok(ExitCode::SUCCESS);
     }
-    let shared = store.backend() == Backend::Postgres;
-    let mut state = AppState::new(store.clone(), None, allow, limits);
-    state.keys = keys;
-    if shared {
+    let mut state = AppState::new(service, limits);
+    if store.backend() == Backend::Postgres {
         // Every instance on the database shares the per-workspace budgets (D17).
         state = state.with_limiter(Arc::new(StoreLimiter::new(store)));
     }
@@ -202,105 +126,44 @@ async fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// First start on an empty database (D2): a key file beside the SQLite database when no key is
-/// configured, the workspace `default`, and an owner token with every scope, printed once.
-/// Returns the key ring to serve with.
-async fn bootstrap(settings: &Settings, store: &dyn Store) -> Result<Option<KeyRing>, CliError> {
+/// The key to serve with. On the first start against an empty database with no key configured
+/// (D2), creates the key file beside the SQLite database first.
+async fn first_start_key(
+    settings: &Settings,
+    store: &dyn Store,
+) -> Result<Option<KeyRing>, CliError> {
     let keys = settings.key_ring()?;
-    let empty = store.count_workspaces().await.map_err(db::store_error)? == 0;
-    if !empty {
+    if keys.is_some() || store.count_workspaces().await.map_err(db::store_error)? > 0 {
         return Ok(keys);
     }
-    let keys = match keys {
-        Some(keys) => Some(keys),
-        None => match settings.key_file_path() {
-            Some(path) if !path.exists() => {
-                apidrift_seal::create_key_file(&path).map_err(|e| {
-                    CliError(format!("cannot create key file {}: {e}", path.display()))
-                })?;
-                tracing::info!(path = %path.display(), "created the sealing key file (mode 0600)");
-                settings.key_ring()?
-            }
-            _ => None,
-        },
-    };
-    let now = OffsetDateTime::now_utc();
-    let workspace = store
-        .create_workspace(NewWorkspace {
-            id: new_id(),
-            name: "default".into(),
-            plan: Plan::Enterprise,
-            endpoint_limit: Plan::Enterprise.endpoint_limit(),
-            check_quota: Plan::Enterprise.check_quota(),
-            created_at: now,
-        })
-        .await
-        .map_err(db::store_error)?;
-    let token = Token::mint().map_err(|e| CliError(e.to_string()))?;
-    let stored = store
-        .create_token(NewToken {
-            id: new_id(),
-            workspace_id: workspace.id,
-            name: "bootstrap owner".into(),
-            token_hash: token.hash(),
-            hint: token.hint(),
-            scopes: Scope::ALL.to_vec(),
-            role: Role::Owner,
-            created_at: now,
-            expires_at: None,
-        })
-        .await
-        .map_err(db::store_error)?;
-    tracing::info!(workspace = %workspace.id, token_id = %stored.id, "first start: created workspace `default` and an owner token");
+    match settings.key_file_path() {
+        Some(path) if !path.exists() => {
+            apidrift_seal::create_key_file(&path)
+                .map_err(|e| CliError(format!("cannot create key file {}: {e}", path.display())))?;
+            tracing::info!(path = %path.display(), "created the sealing key file (mode 0600)");
+            settings.key_ring()
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Prints what the first start created (D2): the owner token and the console user's one-time
+/// password, shown only now.
+fn announce(settings: &Settings, first: &FirstRun) {
+    tracing::info!(workspace = %first.workspace_id, token_id = %first.token.token.id, "first start: created workspace `default` and an owner token");
     say(&format!(
         "apidrift: first start: created workspace \"default\" ({})\n\
          apidrift: owner token with every scope (shown only now, keep it safe):\n\
          {}",
-        workspace.id,
-        token.expose()
+        first.workspace_id,
+        first.token.expose()
     ));
-    // The console's first user (D2, D15): admin@localhost, owner, a one-time password printed
-    // beside the token.
-    let password = base64_url(
-        &apidrift_api::console::session::random_bytes::<18>()
-            .map_err(|e| CliError(e.to_string()))?,
-    );
-    let hash = apidrift_api::console::session::hash_password(&password)
-        .map_err(|e| CliError(e.to_string()))?;
-    store
-        .create_user(apidrift_store::NewUser {
-            id: new_id(),
-            email: "admin@localhost".into(),
-            password_hash: hash,
-            workspace_id: workspace.id,
-            role: Role::Owner,
-            created_at: now,
-        })
-        .await
-        .map_err(db::store_error)?;
     say(&format!(
-        "apidrift: console user admin@localhost (owner), one-time password (shown only now):\n\
-         {password}\n\
+        "apidrift: console user {} (owner), one-time password (shown only now):\n\
+         {}\n\
          apidrift: console at http://{}/console",
-        settings.server.bind
+        first.admin_email, first.admin_password, settings.server.bind
     ));
-    Ok(keys)
-}
-
-/// URL-safe base64 without padding (the bootstrap password's alphabet).
-fn base64_url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-        }
-    }
-    out
 }
 
 /// The worker loops on their own multi-threaded runtime (the HTTP server keeps its own threads).
@@ -320,9 +183,8 @@ impl RunningWorker {
 }
 
 fn start_worker(
-    store: Arc<dyn Store>,
+    monitor: Monitor,
     keys: Arc<KeyRing>,
-    allow: &AllowList,
     settings: &WorkerSettings,
 ) -> Result<RunningWorker, CliError> {
     let config = settings.config()?;
@@ -332,9 +194,6 @@ fn start_worker(
         .enable_all()
         .build()
         .map_err(|e| CliError(format!("cannot start the worker runtime: {e}")))?;
-    let client =
-        Client::new(allow.clone()).map_err(|e| CliError(format!("outbound client: {e}")))?;
-    let monitor = Monitor::new(store, keys.clone(), client);
     let worker = {
         let _enter = runtime.enter();
         Worker::start(monitor, keys, config)

@@ -124,7 +124,7 @@ pub fn fetch_document(url: &str) -> Result<String, CliError> {
 
 pub fn run(global: &GlobalArgs, args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
-    let client = client(super::baseline::allow_list(&settings)?)?;
+    let client = client(crate::db::allow_list(&settings)?)?;
     let url = client
         .check_url(&args.url)
         .map_err(|e| CliError(format!("{}: {e}", args.url)))?;

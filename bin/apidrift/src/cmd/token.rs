@@ -7,16 +7,12 @@ use super::workspace::parse_id;
 use crate::config::{self, GlobalArgs};
 use crate::db;
 use apidrift_model::{Role, Scope, Uuid, timestamp};
-use apidrift_seal::Token;
-use apidrift_store::{NewToken, StoreError, StoredToken, new_id};
+use apidrift_monitor::service::MintToken;
+use apidrift_monitor::service::tokens::{MAX_EXPIRY_DAYS, MAX_NAME};
+use apidrift_store::StoredToken;
 use serde::Serialize;
 use std::process::ExitCode;
-use time::{Duration, OffsetDateTime};
-
-/// Longest token name accepted.
-const MAX_NAME: usize = 200;
-/// Longest expiry accepted, in days (100 years).
-const MAX_EXPIRY_DAYS: u32 = 36_500;
+use time::OffsetDateTime;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {
@@ -132,77 +128,37 @@ impl<'a> From<&'a StoredToken> for Listed<'a> {
     }
 }
 
-/// The scopes to grant: the given ones in the order first named, or the default (D3).
-fn scopes_or_default(given: Vec<Scope>) -> Vec<Scope> {
-    if given.is_empty() {
-        return Scope::DEFAULT.to_vec();
-    }
-    let mut scopes = Vec::with_capacity(given.len());
-    for scope in given {
-        if !scopes.contains(&scope) {
-            scopes.push(scope);
-        }
-    }
-    scopes
-}
-
 pub fn run(global: &GlobalArgs, command: TokenCommand) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
     db::block_on(async {
-        let store = db::open(&settings, true).await?;
+        let service = db::service(&settings, false).await?;
         match command {
             TokenCommand::Create(args) => {
-                let token = Token::mint().map_err(|e| CliError(e.to_string()))?;
-                let now = OffsetDateTime::now_utc();
-                let new = NewToken {
-                    id: new_id(),
-                    workspace_id: args.workspace,
-                    name: args.name,
-                    token_hash: token.hash(),
-                    hint: token.hint(),
-                    scopes: scopes_or_default(args.scopes),
-                    role: args.role,
-                    created_at: now,
-                    expires_at: args.expires_in.map(|d| now + Duration::days(i64::from(d))),
-                };
-                let stored = match store.create_token(new).await {
-                    Err(StoreError::NotFound) => {
-                        return Err(CliError(format!("workspace {} not found", args.workspace)));
-                    }
-                    other => other.map_err(db::store_error)?,
-                };
+                let minted = service
+                    .mint_token(MintToken {
+                        workspace_id: args.workspace,
+                        name: args.name,
+                        scopes: args.scopes,
+                        role: args.role,
+                        expires_in_days: args.expires_in,
+                        granted_by: None,
+                    })
+                    .await?;
                 super::print_json(&Created {
-                    id: stored.id,
-                    token: token.expose(),
-                    scopes: &stored.scopes,
-                    role: stored.role,
+                    id: minted.token.id,
+                    token: minted.expose(),
+                    scopes: &minted.token.scopes,
+                    role: minted.token.role,
                 })
             }
             TokenCommand::List(args) => {
-                if store
-                    .get_workspace(args.workspace)
-                    .await
-                    .map_err(db::store_error)?
-                    .is_none()
-                {
-                    return Err(CliError(format!("workspace {} not found", args.workspace)));
-                }
-                let tokens = store
-                    .list_tokens(args.workspace)
-                    .await
-                    .map_err(db::store_error)?;
+                let tokens = service.list_tokens(args.workspace).await?;
                 let listed: Vec<Listed<'_>> = tokens.iter().map(Listed::from).collect();
                 super::print_json(&listed)
             }
             TokenCommand::Revoke(args) => {
-                let now = OffsetDateTime::now_utc();
-                match store.revoke_token_by_id(args.id, now).await {
-                    Err(StoreError::NotFound) => {
-                        Err(CliError(format!("token {} not found", args.id)))
-                    }
-                    Err(e) => Err(db::store_error(e)),
-                    Ok(token) => super::print_json(&Listed::from(&token)),
-                }
+                let token = service.revoke_token(None, args.id).await?;
+                super::print_json(&Listed::from(&token))
             }
         }
     })??;
@@ -224,18 +180,5 @@ mod tests {
             assert!(parse_days(bad).is_err(), "{bad}");
         }
         assert!(parse_name(&"n".repeat(201)).is_err());
-    }
-
-    #[test]
-    fn default_and_deduplicated_scopes() {
-        assert_eq!(scopes_or_default(Vec::new()), vec![Scope::EndpointsRead]);
-        assert_eq!(
-            scopes_or_default(vec![
-                Scope::ChecksRun,
-                Scope::EndpointsRead,
-                Scope::ChecksRun
-            ]),
-            vec![Scope::ChecksRun, Scope::EndpointsRead]
-        );
     }
 }

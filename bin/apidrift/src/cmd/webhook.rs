@@ -1,19 +1,16 @@
 //! `apidrift webhook add|list|remove` (D11): the alert channels of a workspace from the command
-//! line, with the same rules as `POST/GET/DELETE /v1/webhooks`: the URL passes the outbound policy
-//! (the configured allow-list applies), the secret is generated (printed once) or read from
-//! `--secret-stdin`, sealed with the configured key, and never printed afterwards.
+//! line, through the same use cases as `POST/GET/DELETE /v1/webhooks`: the URL passes the outbound
+//! policy (the configured allow-list applies), the secret is generated (printed once) or read
+//! from `--secret-stdin`, sealed with the configured key, and never printed afterwards.
 
-use super::baseline::{allow_list, parse_id};
+use super::baseline::parse_id;
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
-use apidrift_model::{Severity, Uuid, timestamp};
-use apidrift_seal::{Binding, Field};
-use apidrift_store::{NewWebhook, StoredWebhook, new_id};
-use serde::Serialize;
+use apidrift_model::{Severity, Uuid};
+use serde_json::json;
 use std::io::Read as _;
 use std::process::ExitCode;
-use time::OffsetDateTime;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum WebhookCommand {
@@ -61,117 +58,36 @@ fn parse_severity(text: &str) -> Result<Severity, String> {
         .map_err(|_| "one of info, warning, breaking".to_owned())
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct View {
-    id: Uuid,
-    url: String,
-    min_severity: &'static str,
-    created_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    secret: Option<String>,
-}
-
-fn view(w: &StoredWebhook, secret: Option<String>) -> Result<View, CliError> {
-    Ok(View {
-        id: w.id,
-        url: w.url.clone(),
-        min_severity: w.min_severity.as_str(),
-        created_at: timestamp::format(w.created_at).map_err(|e| CliError(e.to_string()))?,
-        secret,
-    })
-}
-
 pub fn run(global: &GlobalArgs, command: WebhookCommand) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
     match command {
         WebhookCommand::Add(args) => {
-            let allow = allow_list(&settings)?;
-            let url = apidrift_model::net::check_url(args.url.trim(), &allow)
-                .map_err(|e| CliError(format!("url: {e}")))?;
-            let supplied = if args.secret_stdin {
+            let mut body = json!({ "url": args.url, "minSeverity": args.min_severity.as_str() });
+            if args.secret_stdin {
                 let mut text = String::new();
                 std::io::stdin()
                     .read_to_string(&mut text)
                     .map_err(|e| CliError(format!("cannot read the secret from stdin: {e}")))?;
-                let text = text.trim_end_matches(['\r', '\n']).to_owned();
-                if text.is_empty() || text.len() > 256 {
-                    return Err(CliError("secret: 1 to 256 characters".into()));
-                }
-                Some(text)
-            } else {
-                None
-            };
-            let keys = settings.key_ring()?.ok_or_else(|| {
-                CliError("no sealing key: set ENDPOINT_SECRET_KEY (or secret_key_file)".into())
-            })?;
-            let generated = match supplied {
-                Some(_) => None,
-                None => Some(apidrift_monitor::alerts::generate_secret().map_err(CliError)?),
-            };
-            let secret = supplied
-                .as_deref()
-                .or(generated.as_deref())
-                .unwrap_or_default();
-            let id = new_id();
-            let sealed_secret = keys
-                .seal(
-                    secret.as_bytes(),
-                    &Binding::new(
-                        *args.workspace.as_bytes(),
-                        *id.as_bytes(),
-                        Field::WebhookSecret,
-                    ),
-                )
-                .map_err(|e| CliError(e.to_string()))?;
+                body["secret"] = json!(text.trim_end_matches(['\r', '\n']));
+            }
             db::block_on(async {
-                let store = db::open(&settings, true).await?;
-                let stored = store
-                    .create_webhook(NewWebhook {
-                        id,
-                        workspace_id: args.workspace,
-                        url: url.to_string(),
-                        min_severity: args.min_severity,
-                        sealed_secret,
-                        created_at: OffsetDateTime::now_utc(),
-                    })
-                    .await
-                    .map_err(|e| match e {
-                        apidrift_store::StoreError::NotFound => {
-                            CliError("workspace not found".into())
-                        }
-                        other => db::store_error(other),
-                    })?;
-                print_json(&view(&stored, generated)?)
+                let service = db::service(&settings, true).await?;
+                let view = service.create_webhook(args.workspace, &body).await?;
+                print_json(&view)
             })??;
         }
         WebhookCommand::List(args) => {
             db::block_on(async {
-                let store = db::open(&settings, true).await?;
-                let hooks = store
-                    .list_webhooks(args.workspace)
-                    .await
-                    .map_err(db::store_error)?;
-                let views = hooks
-                    .iter()
-                    .map(|w| view(w, None))
-                    .collect::<Result<Vec<_>, _>>()?;
-                print_json(&serde_json::json!({ "webhooks": views }))
+                let service = db::service(&settings, false).await?;
+                let webhooks = service.list_webhooks(args.workspace).await?;
+                print_json(&json!({ "webhooks": webhooks }))
             })??;
         }
         WebhookCommand::Remove(args) => {
             db::block_on(async {
-                let store = db::open(&settings, true).await?;
-                store
-                    .delete_webhook(args.workspace, args.id)
-                    .await
-                    .map_err(|e| match e {
-                        apidrift_store::StoreError::NotFound => {
-                            CliError("webhook not found in this workspace".into())
-                        }
-                        other => db::store_error(other),
-                    })?;
-                print_json(&serde_json::json!({ "removed": args.id }))
+                let service = db::service(&settings, false).await?;
+                service.delete_webhook(args.workspace, args.id).await?;
+                print_json(&json!({ "removed": args.id }))
             })??;
         }
     }

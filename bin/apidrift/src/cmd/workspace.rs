@@ -5,12 +5,10 @@ use super::CliError;
 use crate::config::{self, GlobalArgs};
 use crate::db;
 use apidrift_model::{Plan, Uuid};
-use apidrift_store::{NewWorkspace, StoreError, Workspace, WorkspaceUpdate, new_id};
+use apidrift_monitor::service::workspaces::{WorkspaceChange, check_name};
+use apidrift_store::Workspace;
 use serde::Serialize;
 use std::process::ExitCode;
-
-/// Longest workspace name accepted.
-const MAX_NAME: usize = 200;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum WorkspaceCommand {
@@ -74,14 +72,7 @@ fn parse_plan(text: &str) -> Result<Plan, String> {
 }
 
 fn parse_name(text: &str) -> Result<String, String> {
-    let name = text.trim();
-    if name.is_empty() {
-        return Err("must not be empty".into());
-    }
-    if name.chars().count() > MAX_NAME {
-        return Err(format!("must be at most {MAX_NAME} characters"));
-    }
-    Ok(name.to_owned())
+    check_name(text).map_err(|e| e.to_string())
 }
 
 /// Parses a UUID argument (shared with the token commands).
@@ -113,50 +104,26 @@ fn print(ws: &Workspace) -> Result<(), CliError> {
 pub fn run(global: &GlobalArgs, command: WorkspaceCommand) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
     db::block_on(async {
-        let store = db::open(&settings, true).await?;
+        let service = db::service(&settings, false).await?;
         let workspace = match command {
             WorkspaceCommand::Create(args) => {
-                let new = NewWorkspace {
-                    id: new_id(),
-                    name: args.name,
-                    plan: args.plan,
-                    endpoint_limit: args
-                        .endpoint_limit
-                        .map_or(args.plan.endpoint_limit(), |l| l.0),
-                    check_quota: args.check_quota.map_or(args.plan.check_quota(), |l| l.0),
-                    created_at: time::OffsetDateTime::now_utc(),
-                };
-                store.create_workspace(new).await.map_err(db::store_error)?
+                service
+                    .create_workspace(
+                        &args.name,
+                        args.plan,
+                        args.endpoint_limit.map(|l| l.0),
+                        args.check_quota.map(|l| l.0),
+                    )
+                    .await?
             }
             WorkspaceCommand::Update(args) => {
-                if args.name.is_none()
-                    && args.plan.is_none()
-                    && args.endpoint_limit.is_none()
-                    && args.check_quota.is_none()
-                {
-                    return Err(CliError(
-                        "nothing to change: give --name, --plan, --endpoint-limit or --check-quota"
-                            .into(),
-                    ));
-                }
-                let update = WorkspaceUpdate {
+                let change = WorkspaceChange {
                     name: args.name,
                     plan: args.plan,
-                    endpoint_limit: args
-                        .endpoint_limit
-                        .map(|l| l.0)
-                        .or(args.plan.map(Plan::endpoint_limit)),
-                    check_quota: args
-                        .check_quota
-                        .map(|l| l.0)
-                        .or(args.plan.map(Plan::check_quota)),
+                    endpoint_limit: args.endpoint_limit.map(|l| l.0),
+                    check_quota: args.check_quota.map(|l| l.0),
                 };
-                match store.update_workspace(args.id, update).await {
-                    Err(StoreError::NotFound) => {
-                        return Err(CliError(format!("workspace {} not found", args.id)));
-                    }
-                    other => other.map_err(db::store_error)?,
-                }
+                service.update_workspace(args.id, change).await?
             }
         };
         print(&workspace)

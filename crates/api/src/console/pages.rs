@@ -5,13 +5,13 @@ use super::session::{self, Session};
 use super::views::{self, Chrome};
 use crate::error::ApiError;
 use crate::ratelimit::{Class, Quota};
-use crate::routes::{accept, openapi_import, probe, webhooks};
+use crate::routes::{openapi_import, probe};
 use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use apidrift_model::{Health, Role, Scope};
-use apidrift_seal::Token;
-use apidrift_store::{DiffFilter, EndpointFilter, NewToken, PageRequest, new_id};
+use apidrift_monitor::service::{MintToken, MintedToken, ProbeResult, WebhookView};
+use apidrift_store::{DiffFilter, EndpointFilter, PageRequest};
 use maud::Markup;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -191,29 +191,7 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
             return Ok(resp);
         }
     }
-    let user = state
-        .store
-        .find_user_by_email(&email)
-        .await
-        .map_err(ApiError::store)?;
-    let ok = match &user {
-        Some(u) => session::verify_password(password, &u.password_hash),
-        None => {
-            let _ = session::verify_password(password, session::dummy_hash());
-            false
-        }
-    };
-    let membership = match (&user, ok) {
-        (Some(u), true) => state
-            .store
-            .user_memberships(u.id)
-            .await
-            .map_err(ApiError::store)?
-            .into_iter()
-            .next(),
-        _ => None,
-    };
-    let (Some(user), Some(membership)) = (user, membership) else {
+    let Some((user, membership)) = state.service.login(&email, password).await? else {
         return Ok(login_page(
             StatusCode::UNAUTHORIZED,
             Some("Wrong e-mail or password."),
@@ -222,10 +200,7 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
     };
     // Fixation: whatever session the browser presented ends here; a fresh id is minted.
     if let Some(old) = session::cookie_value(&req) {
-        let _ = state
-            .store
-            .revoke_session(&apidrift_seal::token::hash(&old), OffsetDateTime::now_utc())
-            .await;
+        let _ = state.service.end_session(&old).await;
     }
     let value = session::start(&state, user.id, membership.workspace_id).await?;
     Ok(HttpResponse::SeeOther()
@@ -240,11 +215,7 @@ async fn logout(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) 
     if let Err(e) = check_form(&s, &req, &pairs) {
         return Ok(error_page(Some(&s), &e));
     }
-    state
-        .store
-        .revoke_session(&s.stored.id_hash, OffsetDateTime::now_utc())
-        .await
-        .map_err(ApiError::store)?;
+    state.service.logout(&s.stored).await?;
     Ok(HttpResponse::SeeOther()
         .insert_header((header::LOCATION, "/console/login"))
         .cookie(session::removal_cookie(&req))
@@ -421,30 +392,18 @@ async fn endpoint_action(
             .map_err(ApiError::store)?
             .ok_or(ApiError::NotFound)?;
         probe::take_budget(&state, &req, ws, Class::Checks).await?;
-        let keys = state
-            .keys
-            .clone()
-            .ok_or_else(|| ApiError::Unavailable("ENDPOINT_SECRET_KEY is not configured".into()))?;
-        let monitor = apidrift_monitor::Monitor::new(
-            state.store.clone(),
-            keys,
-            probe::client_for(&state.allow)?,
-        );
         if check {
-            let outcome = monitor.run_check(ws, id).await.map_err(monitor_error)?;
+            let outcome = state.service.run_check(ws, id).await?;
             let r = outcome.to_response();
             Ok(format!(
                 "Check done: {} breaking, {} warnings.",
                 r.breaking_count, r.warning_count
             ))
         } else {
-            let b = monitor
-                .capture_baseline(ws, id)
-                .await
-                .map_err(monitor_error)?;
+            let b = state.service.capture_baseline(ws, id).await?;
             Ok(format!(
                 "Baseline {} captured (HTTP {}).",
-                b.version, b.status
+                b.baseline_version, b.status
             ))
         }
     }
@@ -456,15 +415,6 @@ async fn endpoint_action(
             url_param(&message)
         ))),
         Err(e) => Ok(error_page(Some(&s), &e)),
-    }
-}
-
-fn monitor_error(e: apidrift_monitor::MonitorError) -> ApiError {
-    use apidrift_monitor::MonitorError as M;
-    match e {
-        M::NotFound => ApiError::NotFound,
-        M::Store(s) => ApiError::store(s),
-        other => ApiError::BadRequest(other.to_string()),
     }
 }
 
@@ -525,7 +475,7 @@ async fn accept_diff(
         let id = parse_uuid(&id)?;
         let ws = s.workspace_id();
         probe::take_budget(&state, &req, ws, Class::Checks).await?;
-        accept::accept(&state, ws, id).await?;
+        state.service.accept_diff(ws, id).await?;
         Ok(id)
     }
     .await;
@@ -535,7 +485,7 @@ async fn accept_diff(
     }
 }
 
-async fn tokens_page(state: &AppState, s: &Session, created: Option<&Token>) -> Page {
+async fn tokens_page(state: &AppState, s: &Session, created: Option<&MintedToken>) -> Page {
     if let Err(e) = s.require(Role::Admin, "manage tokens") {
         return Ok(error_page(Some(s), &e));
     }
@@ -566,7 +516,7 @@ async fn tokens_page(state: &AppState, s: &Session, created: Option<&Token>) -> 
         })
         .collect();
     let view = views::tokens::Tokens {
-        created: created.map(Token::expose),
+        created: created.map(MintedToken::expose),
         max_role: s.role(),
         rows,
     };
@@ -584,7 +534,7 @@ async fn tokens(state: web::Data<AppState>, req: HttpRequest) -> Page {
 async fn create_token(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
     let s = session_or_return!(state, req);
     let pairs = form_pairs(&body);
-    let made: Result<Token, ApiError> = async {
+    let made: Result<MintedToken, ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage tokens")?;
         let name = field(&pairs, "name").unwrap_or("").trim().to_owned();
@@ -611,44 +561,28 @@ async fn create_token(state: web::Data<AppState>, req: HttpRequest, body: web::B
             .unwrap_or("member")
             .parse::<Role>()
             .map_err(|_| ApiError::BadRequest("role: unknown role".into()))?;
-        if role > s.role() {
-            return Err(ApiError::Forbidden(format!(
-                "role {} cannot create {role} tokens",
-                s.role()
-            )));
-        }
-        let expires_at = match field(&pairs, "expires_in_days").map(str::trim) {
+        let expires_in_days = match field(&pairs, "expires_in_days").map(str::trim) {
             None | Some("") => None,
-            Some(d) => {
-                let days = d
-                    .parse::<i64>()
+            Some(d) => Some(
+                d.parse::<u32>()
                     .ok()
                     .filter(|d| (1..=3650).contains(d))
                     .ok_or_else(|| {
                         ApiError::BadRequest("expires_in_days: a number from 1 to 3650".into())
-                    })?;
-                Some(OffsetDateTime::now_utc() + time::Duration::days(days))
-            }
+                    })?,
+            ),
         };
-        let token = Token::mint().map_err(|e| ApiError::Internal(format!("token minting: {e}")))?;
-        state
-            .store
-            .create_token(NewToken {
-                id: new_id(),
+        Ok(state
+            .service
+            .mint_token(MintToken {
                 workspace_id: s.workspace_id(),
                 name,
-                token_hash: token.hash(),
-                hint: token.hint(),
                 scopes,
                 role,
-                created_at: apidrift_model::timestamp::truncate_to_millis(
-                    OffsetDateTime::now_utc(),
-                ),
-                expires_at,
+                expires_in_days,
+                granted_by: Some(s.role()),
             })
-            .await
-            .map_err(ApiError::store)?;
-        Ok(token)
+            .await?)
     }
     .await;
     match made {
@@ -670,10 +604,9 @@ async fn revoke_token(
         s.require(Role::Admin, "manage tokens")?;
         let id = parse_uuid(&id)?;
         state
-            .store
-            .revoke_token(s.workspace_id(), id, OffsetDateTime::now_utc())
-            .await
-            .map_err(ApiError::store)?;
+            .service
+            .revoke_token(Some(s.workspace_id()), id)
+            .await?;
         Ok(())
     }
     .await;
@@ -687,7 +620,7 @@ async fn revoke_token(
 /// or the reason the add was refused (with the submitted values kept in the form).
 enum HookOutcome {
     None,
-    Created(webhooks::WebhookView),
+    Created(WebhookView),
     Refused {
         error: ApiError,
         url: String,
@@ -699,7 +632,7 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
     if let Err(e) = s.require(Role::Admin, "manage webhooks") {
         return Ok(error_page(Some(s), &e));
     }
-    let list = webhooks::list(state, s.workspace_id()).await?;
+    let list = state.service.list_webhooks(s.workspace_id()).await?;
     use actix_web::ResponseError as _;
     use views::webhooks::{HookNotice, WebhookRow, Webhooks};
     let mut status = StatusCode::OK;
@@ -762,7 +695,10 @@ async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, body: web::By
         if let Some(secret) = field(&pairs, "secret").filter(|v| !v.is_empty()) {
             body["secret"] = serde_json::Value::String(secret.to_owned());
         }
-        webhooks::create(&state, s.workspace_id(), &body).await
+        Ok(state
+            .service
+            .create_webhook(s.workspace_id(), &body)
+            .await?)
     }
     .await;
     let outcome = match made {
@@ -785,11 +721,7 @@ async fn webhook_remove(
         s.require(Role::Admin, "manage webhooks")?;
         let id = parse_uuid(&id)?;
         probe::take_budget(&state, &req, s.workspace_id(), Class::Creates).await?;
-        state
-            .store
-            .delete_webhook(s.workspace_id(), id)
-            .await
-            .map_err(ApiError::store)
+        Ok(state.service.delete_webhook(s.workspace_id(), id).await?)
     }
     .await;
     match done {
@@ -801,7 +733,7 @@ async fn webhook_remove(
 fn probe_page(
     s: &Session,
     url: &str,
-    result: Option<Result<probe::ProbeResult, ApiError>>,
+    result: Option<Result<ProbeResult, ApiError>>,
 ) -> HttpResponse {
     use actix_web::ResponseError as _;
     use views::probe::{Probe, ProbeOutcome};
@@ -841,7 +773,7 @@ async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, body: web::B
         s.require(Role::Member, "run checks")?;
         probe::take_budget(&state, &req, s.workspace_id(), Class::Checks).await?;
         let body = serde_json::json!({ "url": url, "method": field(&pairs, "method") });
-        probe::run(&state, &body).await
+        Ok(state.service.probe(&body).await?)
     }
     .await;
     Ok(probe_page(&s, &url, Some(result)))
@@ -850,7 +782,7 @@ async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, body: web::B
 fn import_page(
     s: &Session,
     document: &str,
-    result: Option<Result<openapi_import::ParseResult, ApiError>>,
+    result: Option<Result<apidrift_monitor::service::ParseResult, ApiError>>,
 ) -> HttpResponse {
     use actix_web::ResponseError as _;
     use views::import::{Import, ImportOutcome, Imported, Operation};

@@ -1,4 +1,6 @@
-//! Passwords (argon2id), server-side sessions, the [`Session`] extractor, and CSRF checks.
+//! The session cookie, the [`Session`] extractor, and CSRF checks. Passwords and the sessions
+//! themselves (argon2id, hashed cookie values, expiry) are the service's
+//! (`apidrift_monitor::service::users`).
 //!
 //! * The cookie `apidrift_session` holds 32 random bytes (base64url); the database keeps only
 //!   their SHA-256. `HttpOnly`, `SameSite=Lax`, `Path=/`, and `Secure` when the request came over
@@ -18,69 +20,14 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use apidrift_model::Role;
-use apidrift_seal::token;
-use apidrift_store::{NewSession, StoredSession};
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::{Algorithm, Argon2, Params, Version};
-use base64::Engine as _;
+pub use apidrift_monitor::service::users::{ABSOLUTE_SECS, IDLE_SECS};
+use apidrift_store::StoredSession;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
-use time::OffsetDateTime;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "apidrift_session";
-/// Idle expiry: 2 hours without a request.
-pub const IDLE_SECS: i64 = 2 * 3600;
-/// Absolute expiry: 12 hours after login.
-pub const ABSOLUTE_SECS: i64 = 12 * 3600;
-
-/// Random bytes from the operating system's CSPRNG.
-pub fn random_bytes<const N: usize>() -> Result<[u8; N], ApiError> {
-    use ring::rand::SecureRandom as _;
-    let mut out = [0u8; N];
-    ring::rand::SystemRandom::new()
-        .fill(&mut out)
-        .map_err(|_| ApiError::Internal("the system random generator failed".into()))?;
-    Ok(out)
-}
-
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-fn argon() -> Argon2<'static> {
-    // OWASP's argon2id baseline: 19 MiB, 2 passes, 1 lane.
-    let params = Params::new(19 * 1024, 2, 1, None).unwrap_or_default();
-    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
-}
-
-/// An argon2id PHC string of `password` with a fresh random salt.
-pub fn hash_password(password: &str) -> Result<String, ApiError> {
-    let salt = SaltString::encode_b64(&random_bytes::<16>()?)
-        .map_err(|e| ApiError::Internal(format!("salt: {e}")))?;
-    argon()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|h| h.to_string())
-        .map_err(|e| ApiError::Internal(format!("password hashing: {e}")))
-}
-
-/// Whether `password` matches the PHC string (false for a malformed string).
-pub fn verify_password(password: &str, phc: &str) -> bool {
-    match PasswordHash::new(phc) {
-        Ok(parsed) => argon()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok(),
-        Err(_) => false,
-    }
-}
-
-/// A PHC string no password matches, verified against when the e-mail is unknown so that a
-/// login takes as long for an unknown account as for a wrong password.
-pub fn dummy_hash() -> &'static str {
-    static DUMMY: OnceLock<String> = OnceLock::new();
-    DUMMY.get_or_init(|| hash_password("apidrift-dummy-password").unwrap_or_default())
-}
 
 /// Whether session cookies get `Secure` regardless of the request (env
 /// `APIDRIFT_CONSOLE__SECURE_COOKIES=true`).
@@ -116,28 +63,13 @@ pub fn removal_cookie(req: &HttpRequest) -> Cookie<'static> {
 }
 
 /// Creates a session for a user in a workspace; returns the cookie value (only ever sent to
-/// the browser) and the CSRF token.
+/// the browser).
 pub async fn start(
     state: &AppState,
     user_id: uuid::Uuid,
     workspace_id: uuid::Uuid,
 ) -> Result<String, ApiError> {
-    let value = b64(&random_bytes::<32>()?);
-    let csrf = b64(&random_bytes::<32>()?);
-    let now = OffsetDateTime::now_utc();
-    state
-        .store
-        .create_session(NewSession {
-            id_hash: token::hash(&value),
-            user_id,
-            workspace_id,
-            csrf_token: csrf,
-            created_at: now,
-            expires_at: now + time::Duration::seconds(ABSOLUTE_SECS),
-        })
-        .await
-        .map_err(ApiError::store)?;
-    Ok(value)
+    Ok(state.service.start_session(user_id, workspace_id).await?)
 }
 
 /// The cookie value the request carries, if any.
@@ -200,9 +132,7 @@ impl Session {
                     .map(str::to_owned)
             })
             .unwrap_or_default();
-        if presented.is_empty()
-            || !token::ct_eq(presented.as_bytes(), self.stored.csrf_token.as_bytes())
-        {
+        if !apidrift_monitor::service::csrf_matches(&presented, &self.stored) {
             return Err(ApiError::Forbidden("CSRF token missing or invalid".into()));
         }
         Ok(())
@@ -253,29 +183,9 @@ pub async fn current(state: &AppState, req: &HttpRequest) -> Result<Option<Sessi
     let Some(value) = cookie_value(req) else {
         return Ok(None);
     };
-    let hash = token::hash(&value);
-    let Some(stored) = state
-        .store
-        .find_session(&hash)
-        .await
-        .map_err(ApiError::store)?
-    else {
+    let Some(stored) = state.service.find_session(&value).await? else {
         return Ok(None);
     };
-    let now = OffsetDateTime::now_utc();
-    if !token::ct_eq(stored.id_hash.as_bytes(), hash.as_bytes())
-        || !stored.is_active(now, IDLE_SECS)
-    {
-        return Ok(None);
-    }
-    // Move the idle clock at most once a minute.
-    if now - stored.last_seen_at > time::Duration::seconds(60) {
-        state
-            .store
-            .touch_session(&hash, now)
-            .await
-            .map_err(ApiError::store)?;
-    }
     {
         use actix_web::HttpMessage as _;
         req.extensions_mut()
@@ -309,17 +219,6 @@ impl FromRequest for ApiSession {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_hash_with_argon2id_and_verify() -> Result<(), ApiError> {
-        let phc = hash_password("correct horse")?;
-        assert!(phc.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{phc}");
-        assert!(verify_password("correct horse", &phc));
-        assert!(!verify_password("correct horsE", &phc));
-        assert!(!verify_password("correct horse", "not a phc string"));
-        assert_ne!(phc, hash_password("correct horse")?, "salted");
-        Ok(())
-    }
 
     #[test]
     fn origins_compare_by_scheme_host_and_port() {

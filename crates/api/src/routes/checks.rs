@@ -1,23 +1,18 @@
 //! The check pipeline's routes (issue 6, `apidrift-monitor`): `POST /api/v1/endpoints/{id}/check`,
 //! `POST /v1/endpoints/{id}/check` and `POST /v1/endpoints/{id}/baseline` (D8, D13).
 //!
-//! Each builds an [`apidrift_monitor::Monitor`] over the state's store and keys with one outbound
-//! client per process (built on first use from the state's allow-list); the monitor serialises
-//! concurrent checks of one endpoint. A fetch that fails is never a 5xx: a check records it as a
-//! `status_changed` change (200), a capture answers 400 naming the cause.
+//! Each calls the service (`Service::run_check`, `Service::capture_baseline`), whose one monitor
+//! serialises concurrent checks of one endpoint. A fetch that fails is never a 5xx: a check
+//! records it as a `status_changed` change (200), a capture answers 400 naming the cause.
 
 use crate::auth::{Authed, CaptureBaselines, RunChecks};
 use crate::error::ApiError;
 use crate::routes::parse_id;
 use crate::state::AppState;
 use actix_web::{HttpResponse, post, web};
-use apidrift_model::net::AllowList;
 use apidrift_model::{CheckResponse, ErrorBody};
-use apidrift_monitor::{Client, Monitor, MonitorError};
-use serde::Serialize;
-use std::sync::Mutex;
+use apidrift_monitor::service::BaselineCaptured;
 use utoipa_actix_web::service_config::ServiceConfig;
-use uuid::Uuid;
 
 /// Check routes under `/api/v1`.
 pub fn configure_api_v1(config: &mut ServiceConfig) {
@@ -29,82 +24,13 @@ pub fn configure_v1(config: &mut ServiceConfig) {
     config.service(run_check_v1).service(capture_baseline_v1);
 }
 
-/// 201 body of `POST /v1/endpoints/{id}/baseline` (D13).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BaselineCaptured {
-    /// 1 for the first capture, then + 1.
-    pub baseline_version: u32,
-    /// RFC 3339, milliseconds, `Z`.
-    pub captured_at: String,
-    /// The captured HTTP status.
-    pub status: u16,
-}
-
-/// The outbound client of the process, rebuilt only if the allow-list changes.
-static CLIENT: Mutex<Option<(AllowList, Client)>> = Mutex::new(None);
-
-pub(crate) fn client_for(allow: &AllowList) -> Result<Client, ApiError> {
-    let mut slot = CLIENT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((cached, client)) = slot.as_ref()
-        && cached == allow
-    {
-        return Ok(client.clone());
-    }
-    let client = Client::new(allow.clone())
-        .map_err(|e| ApiError::Internal(format!("outbound client: {e}")))?;
-    *slot = Some((allow.clone(), client.clone()));
-    Ok(client)
-}
-
-/// The monitor for a request: 404 before 503 (D4 order) when no sealing key is configured.
-pub(crate) async fn monitor(
-    state: &AppState,
-    workspace_id: Uuid,
-    id: Uuid,
-) -> Result<Monitor, ApiError> {
-    let Some(keys) = state.keys.clone() else {
-        state
-            .store
-            .get_endpoint(workspace_id, id)
-            .await
-            .map_err(ApiError::store)?
-            .ok_or(ApiError::NotFound)?;
-        return Err(ApiError::Unavailable(
-            "ENDPOINT_SECRET_KEY is not configured, so stored credentials cannot be opened".into(),
-        ));
-    };
-    Ok(Monitor::new(
-        state.store.clone(),
-        keys,
-        client_for(&state.allow)?,
-    ))
-}
-
-pub(crate) fn monitor_error(e: MonitorError) -> ApiError {
-    match e {
-        MonitorError::NotFound => ApiError::NotFound,
-        MonitorError::NoBaseline
-        | MonitorError::QuotaExhausted { .. }
-        | MonitorError::CaptureFailed(_)
-        | MonitorError::Endpoint(_)
-        | MonitorError::Diff(_) => ApiError::BadRequest(e.to_string()),
-        MonitorError::Store(s) => ApiError::store(s),
-        other => ApiError::Internal(other.to_string()),
-    }
-}
-
 async fn check(
     auth: Authed<RunChecks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let monitor = monitor(&state, auth.workspace_id, id).await?;
-    let outcome = monitor
-        .run_check(auth.workspace_id, id)
-        .await
-        .map_err(monitor_error)?;
+    let outcome = state.service.run_check(auth.workspace_id, id).await?;
     Ok(HttpResponse::Ok().json(outcome.to_response()))
 }
 
@@ -187,16 +113,9 @@ pub async fn capture_baseline_v1(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let monitor = monitor(&state, auth.workspace_id, id).await?;
-    let baseline = monitor
+    let captured = state
+        .service
         .capture_baseline(auth.workspace_id, id)
-        .await
-        .map_err(monitor_error)?;
-    let captured_at = apidrift_model::timestamp::format(baseline.captured_at)
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    Ok(HttpResponse::Created().json(BaselineCaptured {
-        baseline_version: baseline.version,
-        captured_at,
-        status: baseline.status,
-    }))
+        .await?;
+    Ok(HttpResponse::Created().json(captured))
 }

@@ -8,17 +8,9 @@ use crate::query::Params;
 use crate::routes::{parse_id, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
-use apidrift_diff::IgnorePattern;
-use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{
     CreateEndpointsResponse, EndpointEnvelope, EndpointList, ErrorBody, LatestDiff, Pagination,
-    SkippedEntry, sealed,
 };
-use apidrift_seal::{Binding, Field, KeyRing};
-use apidrift_store::{NewEndpointRow, new_id};
-use serde_json::Value;
-use time::OffsetDateTime;
-use uuid::Uuid;
 
 /// List endpoints, newest first.
 #[utoipa::path(
@@ -169,8 +161,8 @@ pub async fn create_endpoints_v1(
     create(auth, req, body, state).await
 }
 
-/// D6, in the order of D4: body (400), then the server's and workspace's state (404, 503, 402),
-/// then each entry on its own.
+/// D6 (`apidrift_monitor::Service::register_endpoints`): 201 when at least one endpoint was
+/// created, else 200 with every entry explained in `skipped`.
 async fn create(
     auth: Authed<WriteEndpoints>,
     req: HttpRequest,
@@ -178,145 +170,13 @@ async fn create(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let entries =
-        validate::create_entries(&body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-    let ws = auth.workspace_id;
-    let workspace = state
-        .store
-        .get_workspace(ws)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or(ApiError::NotFound)?;
-    let Some(keys) = state.keys.clone() else {
-        return Err(ApiError::Unavailable(
-            "ENDPOINT_SECRET_KEY is not configured: credentials cannot be sealed".into(),
-        ));
-    };
-    if let Some(limit) = workspace.endpoint_limit {
-        let count = state
-            .store
-            .count_endpoints(ws)
-            .await
-            .map_err(ApiError::store)?;
-        if count >= u64::from(limit) {
-            return Err(limit_reached(limit));
-        }
-    }
-
-    let now = apidrift_model::timestamp::truncate_to_millis(OffsetDateTime::now_utc());
-    let mut skipped: Vec<SkippedEntry> = Vec::new();
-    let mut rows: Vec<(usize, NewEndpointRow)> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        match check_entry(entry, &state, workspace.plan.allows_schedules()) {
-            Ok(valid) => {
-                let row = seal_row(&keys, ws, valid, now)?;
-                rows.push((index, row));
-            }
-            Err(reason) => skipped.push(SkippedEntry {
-                name: validate::entry_name(entry),
-                reason,
-                index,
-            }),
-        }
-    }
-
-    let mut created = Vec::new();
-    if !rows.is_empty() {
-        let indices: Vec<usize> = rows.iter().map(|(i, _)| *i).collect();
-        let result = state
-            .store
-            .create_endpoints(ws, rows.into_iter().map(|(_, r)| r).collect())
-            .await
-            .map_err(ApiError::store)?;
-        if result.created.is_empty() && result.limit_already_reached() {
-            return Err(limit_reached(result.endpoint_limit.unwrap_or_default()));
-        }
-        for &index in &indices[result.created.len()..] {
-            skipped.push(SkippedEntry {
-                name: validate::entry_name(&entries[index]),
-                reason: "plan endpoint limit reached".into(),
-                index,
-            });
-        }
-        created = result.created;
-    }
-    skipped.sort_by_key(|s| s.index);
-    let scheduled = created.iter().filter(|e| e.schedule.is_some()).count();
-    let response = CreateEndpointsResponse {
-        created: u32::try_from(created.len()).unwrap_or(u32::MAX),
-        scheduled: u32::try_from(scheduled).unwrap_or(u32::MAX),
-        endpoints: created.iter().map(|e| e.to_model()).collect(),
-        skipped,
-    };
+    let response = state
+        .service
+        .register_endpoints(auth.workspace_id, &body)
+        .await?;
     Ok(if response.created > 0 {
         HttpResponse::Created().json(response)
     } else {
         HttpResponse::Ok().json(response)
-    })
-}
-
-fn limit_reached(limit: u32) -> ApiError {
-    ApiError::PaymentRequired(format!(
-        "workspace plan endpoint limit reached ({limit} endpoints)"
-    ))
-}
-
-/// One entry: D6 validation, `ignorePaths` through the diff engine's parser, and the plan rule
-/// for schedules.
-fn check_entry(entry: &Value, state: &AppState, schedules: bool) -> Result<NewEndpoint, String> {
-    let valid = validate::validate_entry(entry, &state.allow)?;
-    for (i, pattern) in valid.ignore_paths.iter().enumerate() {
-        IgnorePattern::parse(pattern).map_err(|e| format!("ignorePaths[{i}]: {e}"))?;
-    }
-    if valid.schedule.is_some() && !schedules {
-        return Err("schedule: requires the Starter plan or above".into());
-    }
-    Ok(valid)
-}
-
-/// Seals the entry's secrets, each bound to the workspace, the new row's id and its column.
-fn seal_row(
-    keys: &KeyRing,
-    ws: Uuid,
-    valid: NewEndpoint,
-    now: OffsetDateTime,
-) -> Result<NewEndpointRow, ApiError> {
-    let id = new_id();
-    let seal = |plain: &[u8], field: Field| {
-        keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
-            .map_err(|e| ApiError::Internal(format!("sealing failed: {e}")))
-    };
-    let sealed_auth = match sealed::credential_to_json(&valid.credential) {
-        Some(plain) => Some(seal(&plain, Field::EndpointAuth)?),
-        None => None,
-    };
-    let sealed_headers = match sealed::headers_to_json(&valid.headers) {
-        Some(plain) => Some(seal(&plain, Field::EndpointHeaders)?),
-        None => None,
-    };
-    let sealed_request_body = match &valid.request_body {
-        Some(body) => Some(seal(body.as_bytes(), Field::EndpointRequestBody)?),
-        None => None,
-    };
-    Ok(NewEndpointRow {
-        id,
-        auth_type: valid.auth_type(),
-        name: valid.name,
-        url: valid.url,
-        method: valid.method,
-        environment: valid.environment,
-        description: valid.description,
-        tags: valid.tags,
-        sealed_auth,
-        sealed_headers,
-        sealed_request_body,
-        content_type: valid.content_type,
-        diff_mode: valid.diff_mode,
-        timeout_ms: valid.timeout_ms,
-        schedule: valid.schedule,
-        ignore_paths: valid.ignore_paths,
-        follow_redirects: valid.follow_redirects,
-        response_contract: None,
-        created_at: now,
     })
 }

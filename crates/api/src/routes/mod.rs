@@ -7,6 +7,7 @@ pub mod endpoints;
 pub mod health;
 pub mod openapi_import;
 pub mod probe;
+pub mod table;
 pub mod webhooks;
 
 use crate::error::ApiError;

@@ -1,8 +1,8 @@
 //! Alert channels (D11, D13): `POST /v1/webhooks`, `GET /v1/webhooks`, `DELETE /v1/webhooks/{id}`.
 //! Scope `endpoints:write`, admin or above; POST and DELETE use the create rate class, GET the
-//! read class (D17). The URL passes the outbound policy (D14, 400 when refused). The secret is
-//! generated (and returned once, in the 201) or supplied (never echoed), sealed with
-//! `Field::WebhookSecret` bound to the webhook's id, and never returned afterwards.
+//! read class (D17). The rules are the service's (`apidrift_monitor::service::webhooks`): the URL
+//! passes the outbound policy (D14, 400 when refused); the secret is generated (and returned
+//! once, in the 201) or supplied (never echoed), sealed, and never returned afterwards.
 
 use crate::auth::{Authed, Policy};
 use crate::error::ApiError;
@@ -10,16 +10,10 @@ use crate::ratelimit::Class;
 use crate::routes::{parse_id, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use apidrift_model::{ErrorBody, Role, Scope, Severity, timestamp};
-use apidrift_seal::{Binding, Field};
-use apidrift_store::{NewWebhook, StoredWebhook, new_id};
+use apidrift_model::{ErrorBody, Role, Scope};
+use apidrift_monitor::service::WebhookView;
 use serde::Serialize;
-use serde_json::Value;
-use time::OffsetDateTime;
 use utoipa_actix_web::service_config::ServiceConfig;
-
-/// Longest accepted secret.
-const MAX_SECRET_LEN: usize = 256;
 
 /// Creating and removing webhooks: `endpoints:write`, admin or above, creates class.
 #[derive(Debug)]
@@ -47,20 +41,6 @@ pub fn configure_v1(config: &mut ServiceConfig) {
         .service(create_webhook)
         .service(list_webhooks)
         .service(delete_webhook);
-}
-
-/// A webhook as answered (never its secret, except once at creation when generated).
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct WebhookView {
-    pub id: uuid::Uuid,
-    pub url: String,
-    /// `info`, `warning` or `breaking`.
-    pub min_severity: String,
-    pub created_at: String,
-    /// Only in the 201 of a create that generated it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
 }
 
 /// `{ "webhook": … }`.
@@ -101,63 +81,6 @@ pub enum MinSeverity {
     Breaking,
 }
 
-fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, ApiError> {
-    Ok(WebhookView {
-        id: w.id,
-        url: w.url.clone(),
-        min_severity: w.min_severity.as_str().to_owned(),
-        created_at: timestamp::format(w.created_at)
-            .map_err(|e| ApiError::Internal(e.to_string()))?,
-        secret,
-    })
-}
-
-/// The validated body: (url, supplied secret, min severity).
-fn validate(
-    body: &Value,
-    state: &AppState,
-) -> Result<(String, Option<String>, Severity), ApiError> {
-    let Value::Object(map) = body else {
-        return Err(ApiError::BadRequest(
-            "request body must be a JSON object".into(),
-        ));
-    };
-    let url = match map.get("url") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
-        Some(Value::String(_)) | None | Some(Value::Null) => {
-            return Err(ApiError::BadRequest("url: required".into()));
-        }
-        Some(_) => return Err(ApiError::BadRequest("url: must be a string".into())),
-    };
-    let url = apidrift_model::net::check_url(url, &state.allow)
-        .map_err(|e| ApiError::BadRequest(format!("url: {e}")))?;
-    let secret = match map.get("secret") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.is_empty() => {
-            return Err(ApiError::BadRequest("secret: must not be empty".into()));
-        }
-        Some(Value::String(s)) if s.len() > MAX_SECRET_LEN => {
-            return Err(ApiError::BadRequest(format!(
-                "secret: at most {MAX_SECRET_LEN} characters"
-            )));
-        }
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(ApiError::BadRequest("secret: must be a string".into())),
-    };
-    let min = match map.get("minSeverity") {
-        None | Some(Value::Null) => Severity::Warning,
-        Some(Value::String(s)) => s.parse::<Severity>().map_err(|_| {
-            ApiError::BadRequest("minSeverity: one of info, warning, breaking".into())
-        })?,
-        Some(_) => {
-            return Err(ApiError::BadRequest(
-                "minSeverity: one of info, warning, breaking".into(),
-            ));
-        }
-    };
-    Ok((url.to_string(), secret, min))
-}
-
 /// Register an alert channel.
 #[utoipa::path(
     post,
@@ -185,65 +108,11 @@ pub async fn create_webhook(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let webhook = create(&state, auth.workspace_id, &body).await?;
+    let webhook = state
+        .service
+        .create_webhook(auth.workspace_id, &body)
+        .await?;
     Ok(HttpResponse::Created().json(WebhookEnvelope { webhook }))
-}
-
-/// Validates a create body and stores the webhook of workspace `ws` with its secret sealed (the
-/// route and the console share it). The view carries the secret only when it was generated.
-pub(crate) async fn create(
-    state: &AppState,
-    ws: uuid::Uuid,
-    body: &Value,
-) -> Result<WebhookView, ApiError> {
-    let (url, supplied, min_severity) = validate(body, state)?;
-    let Some(keys) = state.keys.clone() else {
-        return Err(ApiError::Unavailable(
-            "ENDPOINT_SECRET_KEY is not configured, so webhook secrets cannot be sealed".into(),
-        ));
-    };
-    let generated = match supplied {
-        Some(_) => None,
-        None => Some(apidrift_monitor::alerts::generate_secret().map_err(ApiError::Internal)?),
-    };
-    let secret = supplied
-        .as_deref()
-        .or(generated.as_deref())
-        .unwrap_or_default();
-    let id = new_id();
-    let sealed_secret = keys
-        .seal(
-            secret.as_bytes(),
-            &Binding::new(*ws.as_bytes(), *id.as_bytes(), Field::WebhookSecret),
-        )
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
-    let now = OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
-        .unwrap_or(now);
-    let stored = state
-        .store
-        .create_webhook(NewWebhook {
-            id,
-            workspace_id: ws,
-            url,
-            min_severity,
-            sealed_secret,
-            created_at: now,
-        })
-        .await
-        .map_err(ApiError::store)?;
-    view(&stored, generated)
-}
-
-/// Every webhook of workspace `ws`, oldest first, without secrets.
-pub(crate) async fn list(state: &AppState, ws: uuid::Uuid) -> Result<Vec<WebhookView>, ApiError> {
-    let hooks = state
-        .store
-        .list_webhooks(ws)
-        .await
-        .map_err(ApiError::store)?;
-    hooks.iter().map(|w| view(w, None)).collect()
 }
 
 /// List alert channels (never their secrets).
@@ -265,7 +134,7 @@ pub async fn list_webhooks(
     auth: Authed<ListWebhooks>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let webhooks = list(&state, auth.workspace_id).await?;
+    let webhooks = state.service.list_webhooks(auth.workspace_id).await?;
     Ok(HttpResponse::Ok().json(WebhookList { webhooks }))
 }
 
@@ -292,10 +161,6 @@ pub async fn delete_webhook(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    state
-        .store
-        .delete_webhook(auth.workspace_id, id)
-        .await
-        .map_err(ApiError::store)?;
+    state.service.delete_webhook(auth.workspace_id, id).await?;
     Ok(HttpResponse::NoContent().finish())
 }

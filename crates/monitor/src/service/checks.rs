@@ -1,0 +1,174 @@
+//! Baselines, checks, accepting diffs and response contracts (D7, D8, D10, D12, D13) through the
+//! process's one [`crate::Monitor`].
+//!
+//! Without a sealing key the pipeline cannot open stored credentials: these use cases then answer
+//! 404 for a row that does not exist and [`ServiceError::NoKey`] (503) otherwise, in that order
+//! (D4). A fetch that fails is never a server error: a check records it as a `status_changed`
+//! change, a capture answers [`ServiceError::Invalid`] naming the cause.
+
+use super::base::Service;
+use super::error::ServiceError;
+use crate::{CheckOutcome, Monitor, contract_from_openapi};
+use apidrift_model::DiffSummary;
+use apidrift_store::{ResponseContract, StoreError};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// 201 body of `POST /v1/endpoints/{id}/baseline` (D13).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BaselineCaptured {
+    /// 1 for the first capture, then + 1.
+    pub baseline_version: u32,
+    /// RFC 3339, milliseconds, `Z`.
+    pub captured_at: String,
+    /// The captured HTTP status.
+    pub status: u16,
+}
+
+/// 200 body of an accept.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Accepted {
+    /// The diff, now `accepted: true`.
+    pub diff: DiffSummary,
+    /// The endpoint's active baseline version after the accept (`null` when none exists).
+    pub baseline_version: Option<u32>,
+    /// True when this request accepted it (false: it was already accepted).
+    pub newly_accepted: bool,
+    /// True when the endpoint's health was set `healthy` (it was the latest diff).
+    pub health_reset: bool,
+}
+
+impl Service {
+    /// The pipeline for endpoint `id`: 404 before 503 when no key is configured.
+    async fn monitor_for_endpoint(&self, ws: Uuid, id: Uuid) -> Result<&Monitor, ServiceError> {
+        match &self.monitor {
+            Some(m) => Ok(m),
+            None => {
+                self.store
+                    .get_endpoint(ws, id)
+                    .await?
+                    .ok_or_else(|| ServiceError::not_found("endpoint", id))?;
+                Err(ServiceError::NoKey(
+                    ", so stored credentials cannot be opened",
+                ))
+            }
+        }
+    }
+
+    /// Captures a baseline now (D8, D13): uses no quota.
+    pub async fn capture_baseline(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+    ) -> Result<BaselineCaptured, ServiceError> {
+        let baseline = self
+            .monitor_for_endpoint(ws, id)
+            .await?
+            .capture_baseline(ws, id)
+            .await
+            .map_err(|e| ServiceError::from_monitor(e, "endpoint", id))?;
+        let captured_at = apidrift_model::timestamp::format(baseline.captured_at)
+            .map_err(|e| ServiceError::Internal(e.to_string()))?;
+        Ok(BaselineCaptured {
+            baseline_version: baseline.version,
+            captured_at,
+            status: baseline.status,
+        })
+    }
+
+    /// Runs a check now (D7, D8): needs a baseline and one unit of the monthly quota.
+    pub async fn run_check(&self, ws: Uuid, id: Uuid) -> Result<CheckOutcome, ServiceError> {
+        self.monitor_for_endpoint(ws, id)
+            .await?
+            .run_check(ws, id)
+            .await
+            .map_err(|e| ServiceError::from_monitor(e, "endpoint", id))
+    }
+
+    /// Accepts diff `id` (D12): promotes the response of the check that found it to a new
+    /// baseline and resets health when it was the endpoint's latest diff. Idempotent.
+    pub async fn accept_diff(&self, ws: Uuid, id: Uuid) -> Result<Accepted, ServiceError> {
+        let Some(monitor) = &self.monitor else {
+            self.store
+                .get_diff(ws, id)
+                .await?
+                .ok_or_else(|| ServiceError::not_found("diff", id))?;
+            return Err(ServiceError::NoKey(", so the response cannot be promoted"));
+        };
+        let (detail, outcome) = monitor
+            .accept_diff(ws, id)
+            .await
+            .map_err(|e| ServiceError::from_monitor(e, "diff", id))?;
+        let mut diff = detail.base;
+        diff.accepted = true;
+        let baseline_version = match &outcome.baseline {
+            Some(b) => Some(b.version),
+            None => match diff.endpoint_id {
+                Some(ep) => self
+                    .store
+                    .get_endpoint(ws, ep)
+                    .await?
+                    .and_then(|e| e.baseline_version),
+                None => None,
+            },
+        };
+        Ok(Accepted {
+            diff,
+            baseline_version,
+            newly_accepted: outcome.newly_accepted,
+            health_reset: outcome.health_reset,
+        })
+    }
+
+    /// Attaches a response contract (D10) built from an OpenAPI document (JSON or YAML): the
+    /// operation's schema for `status`, or for its first 2xx. Needs no key.
+    pub async fn attach_contract(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        document: &str,
+        operation: &str,
+        status: Option<u16>,
+    ) -> Result<ResponseContract, ServiceError> {
+        let contract = contract_from_openapi(document, operation, status)
+            .map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        self.store
+            .get_endpoint(ws, id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("endpoint", id))?;
+        self.set_contract(ws, id, Some(contract.clone())).await?;
+        Ok(contract)
+    }
+
+    /// Removes the endpoint's response contract.
+    pub async fn detach_contract(&self, ws: Uuid, id: Uuid) -> Result<(), ServiceError> {
+        self.set_contract(ws, id, None).await
+    }
+
+    async fn set_contract(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        contract: Option<ResponseContract>,
+    ) -> Result<(), ServiceError> {
+        self.store
+            .set_contract(ws, id, contract, self.now())
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ServiceError::not_found("endpoint", id),
+                other => other.into(),
+            })
+    }
+
+    /// Operator: the workspace of endpoint `id`, for CLI commands that name only the endpoint.
+    pub async fn endpoint_workspace(&self, id: Uuid) -> Result<Uuid, ServiceError> {
+        self.store
+            .endpoint_workspace(id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("endpoint", id))
+    }
+}

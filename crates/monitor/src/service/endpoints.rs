@@ -1,0 +1,207 @@
+//! Registering endpoints (D6), for `POST /api/v1/endpoints`, its alias `POST /v1/endpoints` and
+//! the OpenAPI import.
+//!
+//! Order (D4): the body's shape (400), the workspace (404), the sealing key (503), the plan's
+//! endpoint limit (402), then each entry on its own: an invalid entry is skipped with its reason,
+//! never a failure of the request. The rows that pass are created in ONE store transaction,
+//! which creates the first ones that fit the plan limit and reports the rest, skipped as "plan
+//! endpoint limit reached".
+
+use super::base::Service;
+use super::error::ServiceError;
+use apidrift_diff::IgnorePattern;
+use apidrift_model::validate::{self, NewEndpoint};
+use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
+use apidrift_seal::{Binding, Field, KeyRing};
+use apidrift_store::{NewEndpointRow, Workspace, new_id};
+use serde_json::Value;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// One entry on its way to the store: its position in the request, its name (for `skipped`),
+/// and the row to create or the reason it is skipped.
+pub(crate) struct Pending {
+    pub index: usize,
+    pub name: String,
+    pub row: Result<NewEndpointRow, String>,
+}
+
+fn limit_reached(limit: u32) -> ServiceError {
+    ServiceError::PlanLimit(format!(
+        "workspace plan endpoint limit reached ({limit} endpoints)"
+    ))
+}
+
+impl Service {
+    /// D6: registers the endpoints of a create body (one object, an array, or
+    /// `{"endpoints": [...]}`) in workspace `ws`. `created > 0` in the answer means HTTP 201.
+    pub async fn register_endpoints(
+        &self,
+        ws: Uuid,
+        body: &Value,
+    ) -> Result<CreateEndpointsResponse, ServiceError> {
+        let entries =
+            validate::create_entries(body).map_err(|e| ServiceError::Invalid(e.to_string()))?;
+        let workspace = self.workspace(ws).await?;
+        let keys = self.keys_or(": credentials cannot be sealed")?;
+        self.ensure_room(&workspace).await?;
+        let now = self.now_millis();
+        let schedules = workspace.plan.allows_schedules();
+        let mut pending = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let row = match self.check_entry(entry, schedules) {
+                Ok(valid) => Ok(seal_row(keys, ws, valid, now)?),
+                Err(reason) => Err(reason),
+            };
+            pending.push(Pending {
+                index,
+                name: validate::entry_name(entry),
+                row,
+            });
+        }
+        self.create_rows(ws, pending).await
+    }
+
+    /// The workspace, or 404.
+    pub(crate) async fn workspace(&self, ws: Uuid) -> Result<Workspace, ServiceError> {
+        self.store
+            .get_workspace(ws)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("workspace", ws))
+    }
+
+    /// 402 when the workspace already holds as many endpoints as its plan allows.
+    pub(crate) async fn ensure_room(&self, workspace: &Workspace) -> Result<(), ServiceError> {
+        if let Some(limit) = workspace.endpoint_limit {
+            let count = self.store.count_endpoints(workspace.id).await?;
+            if apidrift_store::rules::endpoints_that_fit(Some(limit), count, 1) == 0 {
+                return Err(limit_reached(limit));
+            }
+        }
+        Ok(())
+    }
+
+    /// One entry: D6 validation, `ignorePaths` through the diff engine's parser, and the plan
+    /// rule for schedules.
+    fn check_entry(&self, entry: &Value, schedules: bool) -> Result<NewEndpoint, String> {
+        let valid = validate::validate_entry(entry, &self.allow)?;
+        for (i, pattern) in valid.ignore_paths.iter().enumerate() {
+            IgnorePattern::parse(pattern).map_err(|e| format!("ignorePaths[{i}]: {e}"))?;
+        }
+        if valid.schedule.is_some() && !schedules {
+            return Err("schedule: requires the Starter plan or above".into());
+        }
+        Ok(valid)
+    }
+
+    /// Creates the valid rows in one store call and assembles the answer: skipped entries in
+    /// request order, with those past the plan limit.
+    pub(crate) async fn create_rows(
+        &self,
+        ws: Uuid,
+        pending: Vec<Pending>,
+    ) -> Result<CreateEndpointsResponse, ServiceError> {
+        let mut skipped = Vec::new();
+        let mut rows = Vec::new();
+        let mut names = Vec::new();
+        for p in pending {
+            match p.row {
+                Ok(row) => {
+                    rows.push(row);
+                    names.push((p.index, p.name));
+                }
+                Err(reason) => skipped.push(SkippedEntry {
+                    name: p.name,
+                    reason,
+                    index: p.index,
+                }),
+            }
+        }
+        let mut created = Vec::new();
+        if !rows.is_empty() {
+            let result = self
+                .store
+                .create_endpoints(ws, rows)
+                .await
+                .map_err(|e| match e {
+                    apidrift_store::StoreError::NotFound => {
+                        ServiceError::not_found("workspace", ws)
+                    }
+                    other => other.into(),
+                })?;
+            if result.created.is_empty() && result.limit_already_reached() {
+                return Err(limit_reached(result.endpoint_limit.unwrap_or_default()));
+            }
+            for (index, name) in names.into_iter().skip(result.created.len()) {
+                skipped.push(SkippedEntry {
+                    name,
+                    reason: "plan endpoint limit reached".into(),
+                    index,
+                });
+            }
+            created = result.created;
+        }
+        skipped.sort_by_key(|s| s.index);
+        let scheduled = created.iter().filter(|e| e.schedule.is_some()).count();
+        Ok(CreateEndpointsResponse {
+            created: u32::try_from(created.len()).unwrap_or(u32::MAX),
+            scheduled: u32::try_from(scheduled).unwrap_or(u32::MAX),
+            endpoints: created.iter().map(|e| e.to_model()).collect(),
+            skipped,
+        })
+    }
+}
+
+/// The row of a valid entry, its secrets still clear (`None`): the import creates endpoints
+/// without credentials.
+pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointRow {
+    NewEndpointRow {
+        id: new_id(),
+        auth_type: valid.auth_type(),
+        name: valid.name,
+        url: valid.url,
+        method: valid.method,
+        environment: valid.environment,
+        description: valid.description,
+        tags: valid.tags,
+        sealed_auth: None,
+        sealed_headers: None,
+        sealed_request_body: None,
+        content_type: valid.content_type,
+        diff_mode: valid.diff_mode,
+        timeout_ms: valid.timeout_ms,
+        schedule: valid.schedule,
+        ignore_paths: valid.ignore_paths,
+        follow_redirects: valid.follow_redirects,
+        response_contract: None,
+        created_at: now,
+    }
+}
+
+/// Seals the entry's secrets, each bound to the workspace, the new row's id and its column.
+fn seal_row(
+    keys: &KeyRing,
+    ws: Uuid,
+    valid: NewEndpoint,
+    now: OffsetDateTime,
+) -> Result<NewEndpointRow, ServiceError> {
+    let credential = sealed::credential_to_json(&valid.credential);
+    let headers = sealed::headers_to_json(&valid.headers);
+    let request_body = valid.request_body.clone();
+    let mut row = plain_row(valid, now);
+    let id = row.id;
+    let seal = |plain: &[u8], field: Field| {
+        keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
+            .map_err(|e| ServiceError::Internal(format!("sealing failed: {e}")))
+    };
+    row.sealed_auth = credential
+        .map(|plain| seal(&plain, Field::EndpointAuth))
+        .transpose()?;
+    row.sealed_headers = headers
+        .map(|plain| seal(&plain, Field::EndpointHeaders))
+        .transpose()?;
+    row.sealed_request_body = request_body
+        .map(|body| seal(body.as_bytes(), Field::EndpointRequestBody))
+        .transpose()?;
+    Ok(row)
+}

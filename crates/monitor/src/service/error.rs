@@ -1,0 +1,69 @@
+//! [`ServiceError`]: the one failure type of every use case. The API maps it to a status code in
+//! one place (`apidrift_api::ApiError: From<ServiceError>`), the CLI to a one-line message and an
+//! exit code in one place (`CliError: From<ServiceError>`). Messages say what went wrong and what
+//! to do next; none carries a token, a credential, a secret or a monitored body.
+
+use crate::MonitorError;
+use apidrift_store::StoreError;
+
+/// Why a use case failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The input is invalid (HTTP 400): the message names the field and the rule.
+    #[error("{0}")]
+    Invalid(String),
+    /// The workspace's plan does not allow it (HTTP 402).
+    #[error("{0}")]
+    PlanLimit(String),
+    /// The caller may not do this (HTTP 403), e.g. mint a token stronger than their own role.
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such row in this workspace (HTTP 404, always the same text there). `what` names the
+    /// kind of row and `id` how the caller named it; the CLI prints both.
+    #[error("{what} {id} not found")]
+    NotFound { what: &'static str, id: String },
+    /// The row exists already (e.g. a user with that e-mail).
+    #[error("{0}")]
+    Conflict(String),
+    /// A document larger than the limit (HTTP 413).
+    #[error("document larger than {0} bytes")]
+    TooLarge(usize),
+    /// No sealing key is configured, so secrets cannot be sealed or opened (HTTP 503). The text
+    /// says what cannot be done.
+    #[error("ENDPOINT_SECRET_KEY is not configured{0}")]
+    NoKey(&'static str),
+    /// The store failed (unavailable: 503; a missing row: 404; the rest: 500).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Anything else (HTTP 500; the detail is logged, never sent).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ServiceError {
+    /// [`ServiceError::NotFound`] for a row named by its id.
+    pub fn not_found(what: &'static str, id: impl std::fmt::Display) -> Self {
+        ServiceError::NotFound {
+            what,
+            id: id.to_string(),
+        }
+    }
+
+    /// A check-pipeline failure of the endpoint `endpoint` (or of the diff `diff` when accepting):
+    /// the caller's mistakes (no baseline, quota spent, a fetch that failed, unusable stored
+    /// settings) are [`ServiceError::Invalid`]; a stored secret that does not open or a stored
+    /// contract that does not compile is [`ServiceError::Internal`].
+    pub(crate) fn from_monitor(e: MonitorError, what: &'static str, id: uuid::Uuid) -> Self {
+        match e {
+            MonitorError::NotFound => ServiceError::not_found(what, id),
+            MonitorError::NoBaseline
+            | MonitorError::QuotaExhausted { .. }
+            | MonitorError::CaptureFailed(_)
+            | MonitorError::Endpoint(_)
+            | MonitorError::Diff(_) => ServiceError::Invalid(e.to_string()),
+            MonitorError::Store(s) => ServiceError::Store(s),
+            other => ServiceError::Internal(other.to_string()),
+        }
+    }
+}

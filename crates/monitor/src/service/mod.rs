@@ -1,0 +1,52 @@
+//! The application service: every use case of apidrift written once, behind its three front
+//! doors (the REST API and the console in `apidrift-api`, the admin CLI in `apidrift`).
+//!
+//! [`Service`] is built once per process (`apidrift serve`, or one admin command) from the store,
+//! the key ring (optional: without it, use cases that seal or open answer
+//! [`ServiceError::NoKey`]), the outbound allow-list and a [`Clock`]. It holds the one outbound
+//! [`Client`](crate::Client) of the process and, with a key, the one [`Monitor`](crate::Monitor) (whose per-endpoint locks
+//! serialise checks), so the API, the console and the worker share them. Front doors translate
+//! their input, call one method and translate the result or the [`ServiceError`]; none of them
+//! seals, diffs, hashes a token or builds a monitor.
+//!
+//! Use cases, by module:
+//! * [`endpoints`]: [`Service::register_endpoints`] (D6: validation, sealing, the plan limit,
+//!   skip reasons, schedules; `POST /api/v1/endpoints`, `POST /v1/endpoints`);
+//! * [`openapi`]: [`Service::openapi`] (parse a document into candidates, and import them through
+//!   the same registration; `POST /api/openapi/parse`, the console's import page);
+//! * [`checks`]: [`Service::capture_baseline`], [`Service::run_check`], [`Service::accept_diff`],
+//!   [`Service::attach_contract`], [`Service::detach_contract`];
+//! * [`probe`]: [`Service::probe`] (`POST /api/check`, the console's probe page);
+//! * [`webhooks`]: [`Service::create_webhook`], [`Service::list_webhooks`],
+//!   [`Service::delete_webhook`];
+//! * [`tokens`]: [`Service::mint_token`], [`Service::list_tokens`], [`Service::revoke_token`],
+//!   [`Service::authenticate`] (bearer tokens), [`Service::bootstrap`] (first start);
+//! * [`keys`]: [`Service::rotate_keys`] (`apidrift keys rotate`);
+//! * [`workspaces`]: [`Service::create_workspace`], [`Service::update_workspace`];
+//! * [`users`]: [`Service::create_user`], [`Service::list_users`], [`Service::remove_user`],
+//!   [`Service::login`], and console sessions ([`Service::start_session`],
+//!   [`Service::find_session`], [`Service::end_session`], [`Service::logout`]).
+//!
+//! A new use case is one method here (in the module of its entity) plus a thin caller in each
+//! front door that offers it.
+
+mod base;
+pub mod checks;
+pub mod endpoints;
+mod error;
+pub mod keys;
+pub mod openapi;
+pub mod probe;
+pub mod tokens;
+pub mod users;
+pub mod webhooks;
+pub mod workspaces;
+
+pub use base::{Clock, Service, SystemClock};
+pub use checks::{Accepted, BaselineCaptured};
+pub use error::ServiceError;
+pub use openapi::{Candidate, MAX_DOCUMENT_BYTES, ParseResult, wants_import};
+pub use probe::ProbeResult;
+pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
+pub use users::{MIN_PASSWORD, check_password, csrf_matches};
+pub use webhooks::WebhookView;

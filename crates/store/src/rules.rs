@@ -1,0 +1,133 @@
+//! The business rules an adapter needs inside its transactions, written once so the two backends
+//! cannot disagree. Adapters read and write rows; when a write depends on a rule (how many
+//! endpoints fit the plan, which health a check gives, whether an accept resets health, how an
+//! update merges), they ask these pure functions. [`crate::plan_alerts`] (D11) is the same kind
+//! of rule for alerts.
+
+use crate::{DiffCounts, NewDiff, Workspace, WorkspaceUpdate};
+use apidrift_model::Health;
+use uuid::Uuid;
+
+/// D6: how many of `requested` new endpoints fit a workspace that holds `existing` under its
+/// plan's `limit` (`None` = unlimited). The first ones that fit are created, the rest skipped.
+pub fn endpoints_that_fit(limit: Option<u32>, existing: u64, requested: usize) -> usize {
+    match limit {
+        None => requested,
+        Some(limit) => {
+            let room = u64::from(limit).saturating_sub(existing);
+            requested.min(usize::try_from(room).unwrap_or(usize::MAX))
+        }
+    }
+}
+
+/// D7: the severity counts of a check (zero without a diff) and the health they give the
+/// endpoint: `breaking` with a breaking change, else `warning` with a warning, else `healthy`.
+pub fn check_figures(diff: Option<&NewDiff>) -> (DiffCounts, Health) {
+    let counts = diff.map(|d| DiffCounts::of(&d.changes)).unwrap_or_default();
+    (counts, counts.health())
+}
+
+/// D12: accepting a diff sets the endpoint `healthy` only when that diff is the endpoint's
+/// latest; `None` leaves the health alone.
+pub fn health_after_accept(latest: Option<Uuid>, accepted: Uuid) -> Option<Health> {
+    (latest == Some(accepted)).then_some(Health::Healthy)
+}
+
+/// A workspace with the fields of `update` that are `Some` applied.
+pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
+    Workspace {
+        name: update.name.clone().unwrap_or(current.name),
+        plan: update.plan.unwrap_or(current.plan),
+        endpoint_limit: update.endpoint_limit.unwrap_or(current.endpoint_limit),
+        check_quota: update.check_quota.unwrap_or(current.check_quota),
+        ..current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apidrift_model::{ChangeType, DiffChange, Plan, Severity};
+    use time::OffsetDateTime;
+
+    #[test]
+    fn plan_limit_fit() {
+        assert_eq!(endpoints_that_fit(None, 1_000, 7), 7);
+        assert_eq!(endpoints_that_fit(Some(5), 3, 7), 2);
+        assert_eq!(endpoints_that_fit(Some(5), 5, 1), 0);
+        assert_eq!(
+            endpoints_that_fit(Some(5), 9, 1),
+            0,
+            "over the limit already"
+        );
+        assert_eq!(endpoints_that_fit(Some(5), 0, 3), 3);
+    }
+
+    fn diff(severities: &[Severity]) -> NewDiff {
+        NewDiff {
+            id: Uuid::nil(),
+            baseline_id: None,
+            changes: severities
+                .iter()
+                .map(|s| DiffChange {
+                    id: "c".into(),
+                    path: "$".into(),
+                    change_type: ChangeType::TypeChanged,
+                    severity: *s,
+                    message: String::new(),
+                    old_value: None,
+                    new_value: None,
+                    old_type: None,
+                    new_type: None,
+                })
+                .collect(),
+            summary: None,
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn health_from_counts() {
+        assert_eq!(check_figures(None).1, Health::Healthy);
+        assert_eq!(
+            check_figures(Some(&diff(&[Severity::Info]))).1,
+            Health::Healthy
+        );
+        let (counts, health) = check_figures(Some(&diff(&[Severity::Info, Severity::Warning])));
+        assert_eq!(
+            (counts.changes, counts.warning, health),
+            (2, 1, Health::Warning)
+        );
+        let mixed = diff(&[Severity::Warning, Severity::Breaking]);
+        assert_eq!(check_figures(Some(&mixed)).1, Health::Breaking);
+    }
+
+    #[test]
+    fn accept_resets_only_the_latest() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(health_after_accept(Some(a), a), Some(Health::Healthy));
+        assert_eq!(health_after_accept(Some(b), a), None);
+        assert_eq!(health_after_accept(None, a), None);
+    }
+
+    #[test]
+    fn updates_merge_the_given_fields() {
+        let current = Workspace {
+            id: Uuid::from_u128(1),
+            name: "a".into(),
+            plan: Plan::Free,
+            endpoint_limit: Some(3),
+            check_quota: Some(100),
+            created_at: OffsetDateTime::UNIX_EPOCH,
+        };
+        let update = WorkspaceUpdate {
+            plan: Some(Plan::Pro),
+            endpoint_limit: Some(None),
+            ..WorkspaceUpdate::default()
+        };
+        let next = apply_update(current.clone(), &update);
+        assert_eq!((next.name.as_str(), next.plan), ("a", Plan::Pro));
+        assert_eq!((next.endpoint_limit, next.check_quota), (None, Some(100)));
+        assert_eq!(next.id, current.id);
+    }
+}
