@@ -13,8 +13,9 @@
 //!   [`StoredEndpoint`], [`StoredBaseline`], [`StoredCheck`], [`Page`], filters, …;
 //! * [`StoreError`]: the one error type of every adapter;
 //! * [`new_id`]: the UUIDv7 generator callers use for new rows;
-//! * feature `testkit`: the conformance suite ([`testkit`]) and the [`conformance_suite!`] macro
-//!   that both adapters' test files expand.
+//! * feature `testkit`: the conformance suite ([`testkit`], with the [`AlertStore`] cases in
+//!   [`testkit_alerts`]) and the [`conformance_suite!`] macro that both adapters' test files
+//!   expand.
 //!
 //! Adapters and their constructors (each runs the migrations unless told not to):
 //! * `apidrift_store_sqlite::SqliteStore::connect(url_or_path) -> Result<SqliteStore, StoreError>`
@@ -48,6 +49,8 @@ pub mod users;
 pub mod bench;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+#[cfg(feature = "testkit")]
+pub mod testkit_alerts;
 
 pub use alerts::*;
 pub use types::*;
