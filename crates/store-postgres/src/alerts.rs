@@ -21,8 +21,10 @@ use uuid::Uuid;
 
 type Conn = AsyncPgConnection;
 
+/// The end of a lease taken at `now`, saturating like SQLite's: a lease too long to represent
+/// never ends (it used to fall back to one hour, or panic past the year 9999).
 fn lease_until(now: OffsetDateTime, lease: Duration) -> OffsetDateTime {
-    now + time::Duration::try_from(lease).unwrap_or(time::Duration::HOUR)
+    now.saturating_add(time::Duration::try_from(lease).unwrap_or(time::Duration::MAX))
 }
 
 #[derive(QueryableByName)]

@@ -904,6 +904,68 @@ pub async fn alert_schedule_claims_and_leases(store: Arc<dyn Store>) -> TestResu
     Ok(())
 }
 
+/// A lease longer than any clock can show never expires, on every adapter: claims with
+/// `Duration::MAX` or a lease past the year 9999 hold their rows however late another claimer
+/// comes (they used to expire after an hour on PostgreSQL, or fail).
+pub async fn alert_long_leases_hold(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "long", None, None).await?;
+    store
+        .create_webhook(new_hook(ws.id, 1, Severity::Info))
+        .await?;
+    let mut rows = Vec::new();
+    for i in 0..2 {
+        let e = scheduled_endpoint(&*store, ws.id, &format!("e{i}")).await?;
+        alert_check(&*store, ws.id, e.id, Some("l"), Severity::Info, at(i)).await?;
+        rows.push(NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Daily,
+            next_run_at: at(i),
+        });
+    }
+    store.insert_schedules(rows).await?;
+    let forever = StdDuration::MAX;
+    let ten_thousand_years = StdDuration::from_secs(10_000 * 366 * 86_400);
+    for lease in [forever, ten_thousand_years] {
+        assert_eq!(
+            store
+                .claim_deliveries("holder", at(10), lease, 1)
+                .await?
+                .len(),
+            1
+        );
+        assert_eq!(
+            store
+                .claim_schedules("holder", at(10), lease, 1)
+                .await?
+                .len(),
+            1
+        );
+    }
+    let much_later = at(10) + Duration::days(365 * 100);
+    assert!(
+        store
+            .claim_deliveries("other", much_later, LEASE, 10)
+            .await?
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim_schedules("other", much_later, LEASE, 10)
+            .await?
+            .is_empty()
+    );
+    assert_eq!(store.release_leases("holder").await?, 4);
+    assert_eq!(
+        store
+            .claim_deliveries("other", much_later, LEASE, 10)
+            .await?
+            .len(),
+        2
+    );
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per [`AlertStore`] case (called by
 /// [`crate::conformance_suite!`]; not meant to be used on its own).
 #[doc(hidden)]
@@ -917,6 +979,7 @@ macro_rules! alert_conformance_cases {
             alert_delivery_finish_retry_give_up,
             alert_schedules_insert_and_read,
             alert_schedule_claims_and_leases,
+            alert_long_leases_hold,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
