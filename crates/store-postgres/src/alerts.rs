@@ -3,6 +3,7 @@
 //! the same row, and a lease (`lease_until`) lets another worker take over the work of one that
 //! died.
 
+use crate::escape::{read_opt, read_text, store_opt, store_text};
 use crate::{Error, PgStore, Result, queries};
 use apidrift_model::{Frequency, Severity};
 use apidrift_store::{
@@ -20,8 +21,10 @@ use uuid::Uuid;
 
 type Conn = AsyncPgConnection;
 
+/// The end of a lease taken at `now`, saturating like SQLite's: a lease too long to represent
+/// never ends (it used to fall back to one hour, or panic past the year 9999).
 fn lease_until(now: OffsetDateTime, lease: Duration) -> OffsetDateTime {
-    now + time::Duration::try_from(lease).unwrap_or(time::Duration::HOUR)
+    now.saturating_add(time::Duration::try_from(lease).unwrap_or(time::Duration::MAX))
 }
 
 #[derive(QueryableByName)]
@@ -99,7 +102,7 @@ async fn record_alerting(
     .optional()?;
     let state = match state {
         Some(s) => AlertState {
-            fingerprint: s.fingerprint,
+            fingerprint: read_opt(s.fingerprint),
             webhook_ids: ids_from_text(&s.webhook_ids)?,
         },
         None => AlertState::default(),
@@ -108,6 +111,7 @@ async fn record_alerting(
     let plan = plan_alerts(&state, draft, &webhooks);
     let mut queued = 0u32;
     if let Some((kind, payload)) = &plan.event {
+        let payload = store_text(payload);
         diesel::sql_query(
             "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
@@ -116,7 +120,7 @@ async fn record_alerting(
         .bind::<SqlUuid, _>(ws)
         .bind::<SqlUuid, _>(endpoint)
         .bind::<Text, _>(*kind)
-        .bind::<Text, _>(payload)
+        .bind::<Text, _>(payload.as_ref())
         .bind::<Timestamptz, _>(draft.created_at)
         .execute(c)
         .await?;
@@ -144,7 +148,7 @@ async fn record_alerting(
         )
         .bind::<SqlUuid, _>(endpoint)
         .bind::<SqlUuid, _>(ws)
-        .bind::<Nullable<Text>, _>(plan.state.fingerprint.clone())
+        .bind::<Nullable<Text>, _>(store_opt(plan.state.fingerprint.as_deref()))
         .bind::<Text, _>(ids_to_text(&plan.state.webhook_ids))
         .bind::<Timestamptz, _>(draft.created_at)
         .execute(c)
@@ -239,6 +243,7 @@ fn count(n: i64) -> u64 {
 #[async_trait]
 impl AlertStore for PgStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
+        new.check_text()?;
         let mut conn = self.conn().await?;
         diesel::sql_query(
             "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
@@ -299,6 +304,7 @@ impl AlertStore for PgStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
         let rows: Vec<DeliveryRow> = diesel::sql_query(
             "WITH claimed AS ( \
@@ -328,7 +334,7 @@ impl AlertStore for PgStore {
                 webhook_id: r.webhook_id,
                 url: r.url,
                 sealed_secret: r.sealed_secret,
-                payload: r.payload,
+                payload: read_text(r.payload),
                 attempts: u32::try_from(r.attempts).unwrap_or(0),
                 created_at: r.created_at,
             })
@@ -342,6 +348,7 @@ impl AlertStore for PgStore {
         attempt: DeliveryAttempt,
         outcome: DeliveryOutcome,
     ) -> Result<bool, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let (state, next, finished) = match outcome {
             DeliveryOutcome::Delivered => ("delivered", None, Some(attempt.attempted_at)),
             DeliveryOutcome::Retry(at) => ("pending", Some(at), None),
@@ -359,7 +366,7 @@ impl AlertStore for PgStore {
             .bind::<Text, _>(state)
             .bind::<Nullable<Timestamptz>, _>(next)
             .bind::<Nullable<Timestamptz>, _>(finished)
-            .bind::<Nullable<Text>, _>(attempt.error.clone())
+            .bind::<Nullable<Text>, _>(store_opt(attempt.error.as_deref()))
             .bind::<SqlUuid, _>(delivery_id)
             .bind::<Text, _>(&owner)
             .execute(c)
@@ -376,7 +383,7 @@ impl AlertStore for PgStore {
             .bind::<SqlUuid, _>(delivery_id)
             .bind::<Timestamptz, _>(attempt.attempted_at)
             .bind::<Nullable<Int4>, _>(attempt.http_status.map(i32::from))
-            .bind::<Nullable<Text>, _>(attempt.error.clone())
+            .bind::<Nullable<Text>, _>(store_opt(attempt.error.as_deref()))
             .bind::<Int4, _>(i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX))
             .execute(c)
             .await?;
@@ -475,6 +482,7 @@ impl AlertStore for PgStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
         let rows: Vec<ScheduleRow> = diesel::sql_query(
             "UPDATE schedules SET lease_until = $2, lease_owner = $3 \
@@ -511,6 +519,7 @@ impl AlertStore for PgStore {
         skipped: bool,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
         let n = diesel::sql_query(
             "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
@@ -519,7 +528,7 @@ impl AlertStore for PgStore {
         )
         .bind::<Timestamptz, _>(next_run_at)
         .bind::<Timestamptz, _>(now)
-        .bind::<Text, _>(outcome)
+        .bind::<Text, _>(store_text(outcome).as_ref())
         .bind::<Int8, _>(i64::from(!skipped))
         .bind::<Int8, _>(i64::from(skipped))
         .bind::<SqlUuid, _>(endpoint_id)
@@ -531,6 +540,7 @@ impl AlertStore for PgStore {
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
         let mut total = 0u64;
         for sql in [
@@ -567,7 +577,7 @@ impl AlertStore for PgStore {
             frequency: frequency(&r.frequency)?,
             next_run_at: r.next_run_at,
             last_run_at: r.last_run_at,
-            last_outcome: r.last_outcome,
+            last_outcome: read_opt(r.last_outcome),
             runs: count(r.runs),
             skipped: count(r.skipped),
         }))

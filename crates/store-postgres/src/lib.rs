@@ -22,6 +22,7 @@
 //!   run the database on a private network or a local socket.
 
 mod alerts;
+mod escape;
 mod queries;
 mod rows;
 mod schema;
@@ -219,6 +220,7 @@ impl Store for PgStore {
     }
 
     async fn create_workspace(&self, new: NewWorkspace) -> Result<Workspace, StoreError> {
+        new.check_text()?;
         plain!(self, |c| queries::create_workspace(c, &new).await)
     }
 
@@ -231,6 +233,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         update: WorkspaceUpdate,
     ) -> Result<Workspace, StoreError> {
+        update.check_text()?;
         tx!(self, |c| queries::update_workspace(
             c,
             workspace_id,
@@ -257,6 +260,7 @@ impl Store for PgStore {
     }
 
     async fn create_token(&self, new: NewToken) -> Result<StoredToken, StoreError> {
+        new.check_text()?;
         plain!(self, |c| queries::create_token(c, &new).await)
     }
 
@@ -264,6 +268,7 @@ impl Store for PgStore {
         &self,
         token_hash: &str,
     ) -> Result<Option<StoredToken>, StoreError> {
+        apidrift_store::text::refuse_nul("tokens.token_hash", token_hash)?;
         plain!(self, |c| queries::find_token_by_hash(c, token_hash).await)
     }
 
@@ -333,6 +338,7 @@ impl Store for PgStore {
         interval_nanos: i64,
         tolerance_nanos: i64,
     ) -> Result<Option<apidrift_store::RateLimitOutcome>, StoreError> {
+        apidrift_store::text::refuse_nul("rate_limits.key", key)?;
         plain!(self, |c| queries::rate_limit_take(
             c,
             key,
@@ -348,6 +354,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         rows: Vec<NewEndpointRow>,
     ) -> Result<BulkCreated, StoreError> {
+        rows.iter().try_for_each(NewEndpointRow::check_text)?;
         if rows.len() > apidrift_store::MAX_BULK_ENDPOINTS {
             return Err(StoreError::InvalidInput(format!(
                 "at most {} endpoints per call",
@@ -377,6 +384,7 @@ impl Store for PgStore {
         filter: &EndpointFilter,
         page: PageRequest,
     ) -> Result<Page<StoredEndpoint>, StoreError> {
+        filter.check_text()?;
         plain!(self, |c| queries::list_endpoints(
             c,
             workspace_id,

@@ -1,6 +1,7 @@
 //! The statements of the PostgreSQL adapter over one connection. The caller
 //! ([`crate::PgStore`]) picks the transaction; every function filters on the workspace id.
 
+use crate::escape::{store_json, store_opt};
 use crate::rows::{
     BaselineRow, CheckRow, DetailTuple, EndpointRow, SummaryTuple, TokenRow, WorkspaceRow,
     contract_to_json, detail_from, int, micros, summary_from,
@@ -529,10 +530,10 @@ pub async fn record_check(
             .response_time
             .map(|v| int("response_time", v))
             .transpose()?,
-        error_kind: check.error_kind.clone(),
-        error_message: check.error_message.clone(),
-        content_type: check.content_type.clone(),
-        headers: check.headers.clone(),
+        error_kind: store_opt(check.error_kind.as_deref()),
+        error_message: store_opt(check.error_message.as_deref()),
+        content_type: store_opt(check.content_type.as_deref()),
+        headers: check.headers.clone().map(store_json),
         sealed_body: check.sealed_body.clone(),
         diff_id: diff.map(|d| d.id),
     };
@@ -542,7 +543,10 @@ pub async fn record_check(
         .get_result(c)
         .await?;
     if let Some(d) = diff {
-        let summary = d.summary.as_ref().map(|m| Value::Object(m.clone()));
+        let summary = d
+            .summary
+            .as_ref()
+            .map(|m| store_json(Value::Object(m.clone())));
         diesel::insert_into(diffs::table)
             .values((
                 diffs::id.eq(d.id),
@@ -556,7 +560,7 @@ pub async fn record_check(
                 diffs::warning_count.eq(int("warning_count", counts.warning)?),
                 diffs::info_count.eq(int("info_count", counts.info)?),
                 diffs::change_count.eq(int("change_count", counts.changes)?),
-                diffs::changes.eq(changes_to_json(&d.changes)?),
+                diffs::changes.eq(store_json(changes_to_json(&d.changes)?)),
                 diffs::summary.eq(summary),
             ))
             .execute(c)

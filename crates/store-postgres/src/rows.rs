@@ -1,5 +1,6 @@
 //! Row structs of the PostgreSQL schema and their mapping to and from the store's types.
 
+use crate::escape::{read_json, read_opt, store_json, store_opt};
 use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, StoreError,
@@ -24,21 +25,29 @@ pub fn int(column: &str, v: u32) -> Result<i32, StoreError> {
     i32::try_from(v).map_err(|_| StoreError::InvalidInput(format!("{column}: {v} is too large")))
 }
 
+// Every jsonb value is written through `store_json` and read through `read_json`, and every
+// monitored text column through `store_opt`/`read_opt` (see `crate::escape`).
+
 fn strings(items: &[String]) -> Value {
-    Value::Array(items.iter().cloned().map(Value::String).collect())
+    store_json(Value::Array(
+        items.iter().cloned().map(Value::String).collect(),
+    ))
 }
 
 fn strings_from(column: &str, v: Value) -> Result<Vec<String>, StoreError> {
-    serde_json::from_value(v).map_err(|e| StoreError::corrupt(column, e))
+    serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
 }
 
 pub fn contract_to_json(c: &ResponseContract) -> Result<Value, StoreError> {
-    serde_json::to_value(c).map_err(|e| StoreError::InvalidInput(e.to_string()))
+    serde_json::to_value(c)
+        .map(store_json)
+        .map_err(|e| StoreError::InvalidInput(e.to_string()))
 }
 
 fn contract_from(v: Option<Value>) -> Result<Option<ResponseContract>, StoreError> {
     v.map(|v| {
-        serde_json::from_value(v).map_err(|e| StoreError::corrupt("endpoints.response_contract", e))
+        serde_json::from_value(read_json(v))
+            .map_err(|e| StoreError::corrupt("endpoints.response_contract", e))
     })
     .transpose()
 }
@@ -272,10 +281,10 @@ impl BaselineRow {
             endpoint_id: b.endpoint_id,
             version,
             status: i32::from(b.status),
-            content_type: b.content_type.clone(),
-            headers: b.headers.clone(),
+            content_type: store_opt(b.content_type.as_deref()),
+            headers: store_json(b.headers.clone()),
             sealed_body: b.sealed_body.clone(),
-            shape: b.shape.clone(),
+            shape: store_json(b.shape.clone()),
             captured_at: micros(b.captured_at),
         }
     }
@@ -287,10 +296,10 @@ impl BaselineRow {
             endpoint_id: self.endpoint_id,
             version: to_u32("baselines.version", self.version.into())?,
             status: to_u16("baselines.status", self.status)?,
-            content_type: self.content_type,
-            headers: self.headers,
+            content_type: read_opt(self.content_type),
+            headers: read_json(self.headers),
             sealed_body: self.sealed_body,
-            shape: self.shape,
+            shape: read_json(self.shape),
             captured_at: self.captured_at,
         })
     }
@@ -330,10 +339,10 @@ impl CheckRow {
                 .response_time
                 .map(|v| to_u32("checks.response_time", v.into()))
                 .transpose()?,
-            error_kind: self.error_kind,
-            error_message: self.error_message,
-            content_type: self.content_type,
-            headers: self.headers,
+            error_kind: read_opt(self.error_kind),
+            error_message: read_opt(self.error_message),
+            content_type: read_opt(self.content_type),
+            headers: self.headers.map(read_json),
             sealed_body: self.sealed_body,
             diff_id: self.diff_id,
         })
@@ -364,14 +373,14 @@ pub fn summary_from(t: SummaryTuple) -> Result<apidrift_model::DiffSummary, Stor
 
 pub fn detail_from(t: DetailTuple) -> Result<apidrift_model::DiffDetail, StoreError> {
     let (summary, baseline_id, check_id, changes, extra) = t;
-    let summary_map = match extra {
+    let summary_map = match extra.map(read_json) {
         None => None,
         Some(Value::Object(map)) => Some(map),
         Some(_) => return Err(StoreError::corrupt("diffs.summary", "not a JSON object")),
     };
     Ok(apidrift_model::DiffDetail {
         base: summary_from(summary)?,
-        changes: apidrift_store::changes_from_json(changes)?,
+        changes: apidrift_store::changes_from_json(read_json(changes))?,
         baseline_id,
         check_id: Some(check_id),
         summary: summary_map,

@@ -97,6 +97,7 @@ macro_rules! membership_query {
 #[async_trait]
 impl UserStore for PgStore {
     async fn create_user(&self, new: NewUser) -> Result<StoredUser, StoreError> {
+        new.check_text()?;
         let email = new.email.trim().to_lowercase();
         let mut conn = self.conn().await?;
         let user = StoredUser {
@@ -133,6 +134,7 @@ impl UserStore for PgStore {
     }
 
     async fn find_user_by_email(&self, email: &str) -> Result<Option<StoredUser>, StoreError> {
+        apidrift_store::text::refuse_nul("users.email", email)?;
         let email = email.trim().to_lowercase();
         let mut conn = self.conn().await?;
         let row = users::table
@@ -204,6 +206,7 @@ impl UserStore for PgStore {
     }
 
     async fn create_session(&self, new: NewSession) -> Result<(), StoreError> {
+        new.check_text()?;
         let mut conn = self.conn().await?;
         diesel::insert_into(sessions::table)
             .values((
@@ -222,6 +225,7 @@ impl UserStore for PgStore {
     }
 
     async fn find_session(&self, id_hash: &str) -> Result<Option<StoredSession>, StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let mut conn = self.conn().await?;
         let s = sessions::table
             .filter(sessions::id_hash.eq(id_hash))
@@ -267,6 +271,7 @@ impl UserStore for PgStore {
     }
 
     async fn touch_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let mut conn = self.conn().await?;
         diesel::update(sessions::table.filter(sessions::id_hash.eq(id_hash)))
             .set(sessions::last_seen_at.eq(at))
@@ -277,6 +282,7 @@ impl UserStore for PgStore {
     }
 
     async fn revoke_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let mut conn = self.conn().await?;
         diesel::update(
             sessions::table

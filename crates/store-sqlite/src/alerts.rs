@@ -411,6 +411,7 @@ struct InfoRow {
 #[async_trait]
 impl AlertStore for SqliteStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
+        new.check_text()?;
         self.write(move |c| {
             diesel::sql_query(
                 "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
@@ -464,6 +465,7 @@ impl AlertStore for SqliteStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();
         self.write(move |c| claim_deliveries(c, &owner, now, lease, limit))
             .await
@@ -476,6 +478,7 @@ impl AlertStore for SqliteStore {
         attempt: DeliveryAttempt,
         outcome: DeliveryOutcome,
     ) -> Result<bool, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();
         self.write(move |c| finish_delivery(c, delivery_id, &owner, &attempt, outcome))
             .await
@@ -503,6 +506,7 @@ impl AlertStore for SqliteStore {
         lease: Duration,
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();
         self.write(move |c| claim_schedules(c, &owner, now, lease, limit))
             .await
@@ -517,6 +521,7 @@ impl AlertStore for SqliteStore {
         skipped: bool,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let (owner, outcome) = (owner.to_owned(), outcome.to_owned());
         self.write(move |c| {
             let n = diesel::sql_query(
@@ -538,6 +543,7 @@ impl AlertStore for SqliteStore {
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();
         self.write(move |c| {
             let a = diesel::sql_query(

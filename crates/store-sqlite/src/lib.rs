@@ -264,6 +264,7 @@ impl Store for SqliteStore {
     }
 
     async fn create_workspace(&self, new: NewWorkspace) -> Result<Workspace, StoreError> {
+        new.check_text()?;
         self.write(move |c| queries::create_workspace(c, &new))
             .await
     }
@@ -278,6 +279,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         update: WorkspaceUpdate,
     ) -> Result<Workspace, StoreError> {
+        update.check_text()?;
         self.write(move |c| queries::update_workspace(c, workspace_id, &update))
             .await
     }
@@ -301,6 +303,7 @@ impl Store for SqliteStore {
     }
 
     async fn create_token(&self, new: NewToken) -> Result<StoredToken, StoreError> {
+        new.check_text()?;
         self.write(move |c| queries::create_token(c, &new)).await
     }
 
@@ -308,6 +311,7 @@ impl Store for SqliteStore {
         &self,
         token_hash: &str,
     ) -> Result<Option<StoredToken>, StoreError> {
+        apidrift_store::text::refuse_nul("tokens.token_hash", token_hash)?;
         let hash = token_hash.to_owned();
         self.run(move |c| queries::find_token_by_hash(c, &hash))
             .await
@@ -366,6 +370,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         rows: Vec<NewEndpointRow>,
     ) -> Result<BulkCreated, StoreError> {
+        rows.iter().try_for_each(NewEndpointRow::check_text)?;
         if rows.len() > apidrift_store::MAX_BULK_ENDPOINTS {
             return Err(StoreError::InvalidInput(format!(
                 "at most {} endpoints per call",
@@ -391,6 +396,7 @@ impl Store for SqliteStore {
         filter: &EndpointFilter,
         page: PageRequest,
     ) -> Result<Page<StoredEndpoint>, StoreError> {
+        filter.check_text()?;
         let filter = filter.clone();
         self.read(move |c| queries::list_endpoints(c, workspace_id, &filter, page))
             .await

@@ -90,6 +90,7 @@ macro_rules! membership_query {
 #[async_trait]
 impl UserStore for SqliteStore {
     async fn create_user(&self, new: NewUser) -> Result<StoredUser, StoreError> {
+        new.check_text()?;
         self.write(move |c| {
             let email = new.email.trim().to_lowercase();
             // A missing workspace fails the membership's foreign key: NotFound.
@@ -121,6 +122,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn find_user_by_email(&self, email: &str) -> Result<Option<StoredUser>, StoreError> {
+        apidrift_store::text::refuse_nul("users.email", email)?;
         let email = email.trim().to_lowercase();
         let row = self
             .run(move |c| {
@@ -187,6 +189,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn create_session(&self, new: NewSession) -> Result<(), StoreError> {
+        new.check_text()?;
         self.write(move |c| {
             let at = ts(new.created_at);
             diesel::insert_into(sessions::table)
@@ -206,6 +209,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn find_session(&self, id_hash: &str) -> Result<Option<StoredSession>, StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let id_hash = id_hash.to_owned();
         type Row = (String, String, String, i64, i64, i64, Option<i64>);
         let found = self
@@ -253,6 +257,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn touch_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let id_hash = id_hash.to_owned();
         self.run(move |c| {
             diesel::update(sessions::table.filter(sessions::id_hash.eq(id_hash)))
@@ -264,6 +269,7 @@ impl UserStore for SqliteStore {
     }
 
     async fn revoke_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
+        apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let id_hash = id_hash.to_owned();
         self.run(move |c| {
             diesel::update(

@@ -15,8 +15,11 @@
 //! * [`new_id`]: the UUIDv7 generator callers use for new rows;
 //! * [`rules`]: the business rules adapters apply inside their transactions (the plan-limit fit,
 //!   health from severity counts, the accept reset, workspace updates), written once;
-//! * feature `testkit`: the conformance suite ([`testkit`]) and the [`conformance_suite!`] macro
-//!   that both adapters' test files expand.
+//! * [`text`]: the one rule for text that reaches a column (monitored content and JSON kept
+//!   faithfully, NUL refused in user input with [`StoreError::InvalidInput`]);
+//! * feature `testkit`: the conformance suite ([`testkit`], with the [`AlertStore`] cases in
+//!   [`testkit_alerts`] and the text cases in [`testkit_text`]) and the [`conformance_suite!`]
+//!   macro that both adapters' test files expand.
 //!
 //! Adapters and their constructors (each runs the migrations unless told not to):
 //! * `apidrift_store_sqlite::SqliteStore::connect(url_or_path) -> Result<SqliteStore, StoreError>`
@@ -41,9 +44,13 @@
 //! * **Opaque secrets.** The store never sees a clear credential: sealed values are opaque
 //!   `Vec<u8>` blobs made by `apidrift-seal`, token secrets arrive as hex SHA-256 hashes.
 //! * **Newest first** is `created_at` descending, then `id` descending (D5).
+//! * **Text** ([`text`]): monitored content and JSON columns round-trip exactly, NUL included;
+//!   a NUL in user input is [`StoreError::InvalidInput`] naming the column, never a backend
+//!   error.
 
 pub mod alerts;
 pub mod rules;
+pub mod text;
 pub mod types;
 pub mod users;
 
@@ -51,6 +58,10 @@ pub mod users;
 pub mod bench;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+#[cfg(feature = "testkit")]
+pub mod testkit_alerts;
+#[cfg(feature = "testkit")]
+pub mod testkit_text;
 
 pub use alerts::*;
 pub use types::*;

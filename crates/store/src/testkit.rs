@@ -1674,6 +1674,8 @@ impl Canary {
 #[macro_export]
 macro_rules! conformance_suite {
     (setup = $setup:path, teardown = $teardown:path $(,)?) => {
+        $crate::alert_conformance_cases!($setup, $teardown);
+        $crate::text_conformance_cases!($setup, $teardown);
         $crate::conformance_suite!(@cases $setup, $teardown;
             migrate_is_idempotent,
             workspaces_round_trip,

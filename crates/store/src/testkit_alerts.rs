@@ -1,0 +1,998 @@
+//! The [`AlertStore`] cases of the conformance suite (feature `testkit`): webhooks, D11 alerting
+//! inside the check's transaction, the delivery outbox with its claims, leases, retries and
+//! give-up, and the schedules workers claim (D17, D18).
+//!
+//! Each case is a `pub async fn(Arc<dyn Store>) -> TestResult` on a fresh, migrated store, like
+//! the cases of [`crate::testkit`]; [`crate::conformance_suite!`] expands them through
+//! [`crate::alert_conformance_cases!`]. Concurrency cases run two claimers on ONE store, the way
+//! two worker tasks (or, on PostgreSQL, two instances) share a database.
+
+use crate::testkit::{
+    TestResult, at, change, check, diff, endpoint_row, plain_endpoint, workspace,
+};
+use crate::*;
+use apidrift_model::{Frequency, Severity};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+use time::Duration;
+
+fn fail(msg: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
+    msg.into().into()
+}
+
+/// Most claim rounds a claimer makes before the case fails (the cases need at most a few dozen).
+const MAX_ROUNDS: usize = 200;
+
+/// The lease every claim of these cases takes.
+const LEASE: StdDuration = StdDuration::from_secs(60);
+
+/// `at(ms)` plus the lease and one millisecond: every lease taken at `at(ms)` has expired.
+fn after_lease(ms: i64) -> OffsetDateTime {
+    at(ms) + Duration::seconds(60) + Duration::milliseconds(1)
+}
+
+fn new_hook(ws: Uuid, n: i64, min: Severity) -> NewWebhook {
+    NewWebhook {
+        id: new_id(),
+        workspace_id: ws,
+        url: format!("https://hooks.example.com/{n}"),
+        min_severity: min,
+        sealed_secret: format!("sealed-secret-{n}").into_bytes(),
+        created_at: at(n),
+    }
+}
+
+/// A draft whose payloads name the event and its kind, so a claimed delivery shows which body
+/// the store kept.
+fn draft(
+    fingerprint: Option<&str>,
+    max: Option<Severity>,
+    created_at: OffsetDateTime,
+) -> AlertDraft {
+    let event_id = new_id();
+    AlertDraft {
+        event_id,
+        created_at,
+        fingerprint: fingerprint.map(str::to_owned),
+        max_severity: max,
+        detected_payload: format!("{{\"type\":\"{EVENT_DETECTED}\",\"id\":\"{event_id}\"}}"),
+        resolved_payload: format!("{{\"type\":\"{EVENT_RESOLVED}\",\"id\":\"{event_id}\"}}"),
+    }
+}
+
+/// Records a check of `endpoint` through [`AlertStore::record_check_alerting`]: with a diff of
+/// one change of `severity` (fingerprint `fp`) when `fp` is given, a clean check otherwise.
+/// Returns the draft and the number of deliveries queued.
+async fn alert_check(
+    store: &dyn Store,
+    ws: Uuid,
+    endpoint: Uuid,
+    fp: Option<&str>,
+    severity: Severity,
+    when: OffsetDateTime,
+) -> Result<(AlertDraft, RecordedCheck, u32), StoreError> {
+    let d = draft(fp, fp.map(|_| severity), when);
+    let diff = fp.map(|fp| diff(None, vec![change(&format!("$.{fp}"), severity)], when));
+    let (recorded, queued) = store
+        .record_check_alerting(ws, check(endpoint, when), diff, d.clone())
+        .await?;
+    Ok((d, recorded, queued))
+}
+
+async fn scheduled_endpoint(
+    store: &dyn Store,
+    ws: Uuid,
+    name: &str,
+) -> Result<StoredEndpoint, StoreError> {
+    let mut created = store
+        .create_endpoints(ws, vec![endpoint_row(name, at(0))])
+        .await?
+        .created;
+    created.pop().ok_or(StoreError::NotFound)
+}
+
+/// Claims every delivery due at `now` in batches of `batch` for `owner`.
+async fn claim_all_deliveries(
+    store: &dyn Store,
+    owner: &str,
+    now: OffsetDateTime,
+    batch: u32,
+) -> Result<Vec<ClaimedDelivery>, StoreError> {
+    let mut all = Vec::new();
+    // Bounded: a store that hands out leased rows again would never run dry.
+    for _ in 0..MAX_ROUNDS {
+        let got = store.claim_deliveries(owner, now, LEASE, batch).await?;
+        if got.is_empty() {
+            return Ok(all);
+        }
+        assert!(
+            got.len() <= batch as usize,
+            "a claim returned more than its limit"
+        );
+        all.extend(got);
+    }
+    Err(StoreError::Database(format!(
+        "claims never ran dry after {MAX_ROUNDS} rounds: leased deliveries are claimed again"
+    )))
+}
+
+fn attempt(when: OffsetDateTime, status: Option<u16>, error: Option<&str>) -> DeliveryAttempt {
+    DeliveryAttempt {
+        id: new_id(),
+        attempted_at: when,
+        http_status: status,
+        error: error.map(str::to_owned),
+        duration_ms: 12,
+    }
+}
+
+fn counts(pending: u64, delivered: u64, failed: u64, attempts: u64) -> DeliveryCounts {
+    DeliveryCounts {
+        pending,
+        delivered,
+        failed,
+        attempts,
+    }
+}
+
+// ============================================================================ webhooks
+
+/// Webhooks: every field round-trips, lists are oldest first and per workspace, deletes are
+/// isolated and take the webhook's pending deliveries with them.
+pub async fn alert_webhooks_round_trip(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    // Created out of order: the list is by created_at, then id.
+    let second = new_hook(a.id, 5, Severity::Breaking);
+    let first = new_hook(a.id, 1, Severity::Warning);
+    let mut tie = new_hook(a.id, 5, Severity::Info);
+    tie.url = "https://hooks.example.com/tie".into();
+    for h in [&second, &first, &tie] {
+        assert_eq!(store.create_webhook(h.clone()).await?, *h);
+    }
+    let other = new_hook(b.id, 2, Severity::Info);
+    store.create_webhook(other.clone()).await?;
+    let mut same_time = vec![second.clone(), tie.clone()];
+    same_time.sort_by_key(|h| h.id);
+    let expected: Vec<StoredWebhook> = std::iter::once(first.clone()).chain(same_time).collect();
+    assert_eq!(store.list_webhooks(a.id).await?, expected);
+    assert_eq!(store.list_webhooks(b.id).await?, vec![other.clone()]);
+    assert!(store.list_webhooks(new_id()).await?.is_empty());
+
+    // A missing workspace is NotFound; a duplicate id is a conflict.
+    let orphan = store
+        .create_webhook(new_hook(new_id(), 9, Severity::Info))
+        .await;
+    assert!(matches!(orphan, Err(StoreError::NotFound)), "{orphan:?}");
+    let dup = store.create_webhook(first.clone()).await;
+    assert!(matches!(dup, Err(StoreError::Conflict(_))), "{dup:?}");
+
+    // Isolation: b cannot delete a's webhook, and an unknown id is NotFound.
+    let cross = store.delete_webhook(b.id, first.id).await;
+    assert!(matches!(cross, Err(StoreError::NotFound)), "{cross:?}");
+    let unknown = store.delete_webhook(a.id, new_id()).await;
+    assert!(matches!(unknown, Err(StoreError::NotFound)), "{unknown:?}");
+    assert_eq!(store.list_webhooks(a.id).await?.len(), 3);
+
+    // Deleting a webhook drops its pending deliveries; the other channels keep theirs.
+    let e = scheduled_endpoint(&*store, a.id, "e").await?;
+    let (_, _, queued) =
+        alert_check(&*store, a.id, e.id, Some("x"), Severity::Breaking, at(10)).await?;
+    assert_eq!(queued, 3);
+    assert_eq!(store.delivery_counts(a.id).await?, counts(3, 0, 0, 0));
+    store.delete_webhook(a.id, second.id).await?;
+    assert_eq!(store.delivery_counts(a.id).await?, counts(2, 0, 0, 0));
+    let claimed = claim_all_deliveries(&*store, "w", at(20), 10).await?;
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|d| d.webhook_id)
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from([first.id, tie.id])
+    );
+    let again = store.delete_webhook(a.id, second.id).await;
+    assert!(matches!(again, Err(StoreError::NotFound)), "{again:?}");
+    assert_eq!(store.list_webhooks(a.id).await?, {
+        let mut rest = vec![first.clone(), tie.clone()];
+        rest.sort_by_key(|h| (h.created_at, h.id));
+        rest
+    });
+    assert_eq!(store.list_webhooks(b.id).await?, vec![other]);
+    Ok(())
+}
+
+// ============================================================================ alerting
+
+/// D11 in the check's transaction: one delivery per channel whose minSeverity the diff meets,
+/// once per fingerprint; `drift.resolved` to every channel that got the drift; a drift after a
+/// resolution is new. The check itself is recorded exactly as `record_check` records it.
+pub async fn alert_record_check_alerting(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let info = new_hook(a.id, 1, Severity::Info);
+    let warning = new_hook(a.id, 2, Severity::Warning);
+    let breaking = new_hook(a.id, 3, Severity::Breaking);
+    for h in [&info, &warning, &breaking] {
+        store.create_webhook(h.clone()).await?;
+    }
+    // b's channel must never hear about a's endpoints.
+    let b_hook = new_hook(b.id, 4, Severity::Info);
+    store.create_webhook(b_hook.clone()).await?;
+    let e = scheduled_endpoint(&*store, a.id, "e").await?;
+
+    // A warning drift reaches the info and warning channels.
+    let (d1, rec, queued) =
+        alert_check(&*store, a.id, e.id, Some("f1"), Severity::Warning, at(100)).await?;
+    assert_eq!(queued, 2);
+    assert_eq!((rec.health, rec.counts.warning), (Health::Warning, 1));
+    let stored = store
+        .get_check(a.id, rec.check.id)
+        .await?
+        .ok_or_else(|| fail("the alerting check was not recorded"))?;
+    assert!(stored.diff_id.is_some());
+    let ep = store
+        .get_endpoint(a.id, e.id)
+        .await?
+        .ok_or_else(|| fail("endpoint missing"))?;
+    assert_eq!(
+        (ep.health, ep.warning_count, ep.last_checked_at),
+        (Health::Warning, 1, Some(at(100)))
+    );
+    let claimed = claim_all_deliveries(&*store, "w", at(100), 10).await?;
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|d| d.webhook_id)
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from([info.id, warning.id])
+    );
+    for d in &claimed {
+        let hook = if d.webhook_id == info.id {
+            &info
+        } else {
+            &warning
+        };
+        assert_eq!(
+            (
+                d.workspace_id,
+                d.event_id,
+                d.url.as_str(),
+                d.sealed_secret.as_slice()
+            ),
+            (
+                a.id,
+                d1.event_id,
+                hook.url.as_str(),
+                hook.sealed_secret.as_slice()
+            )
+        );
+        assert_eq!(
+            d.payload, d1.detected_payload,
+            "the detected body, byte for byte"
+        );
+        assert_eq!((d.attempts, d.created_at), (0, at(100)));
+    }
+
+    // The same drift again: alerted once, nothing queued, the check still recorded.
+    let (_, rec, queued) =
+        alert_check(&*store, a.id, e.id, Some("f1"), Severity::Warning, at(200)).await?;
+    assert_eq!(queued, 0);
+    assert!(store.get_check(a.id, rec.check.id).await?.is_some());
+
+    // A different drift, now breaking: every channel.
+    let (d3, _, queued) =
+        alert_check(&*store, a.id, e.id, Some("f2"), Severity::Breaking, at(300)).await?;
+    assert_eq!(queued, 3);
+    let claimed = claim_all_deliveries(&*store, "w", at(300), 10).await?;
+    assert_eq!(claimed.len(), 3);
+    assert!(
+        claimed
+            .iter()
+            .all(|d| d.event_id == d3.event_id && d.payload == d3.detected_payload)
+    );
+
+    // Back to baseline: drift.resolved to the three channels that were told, whatever their
+    // minSeverity.
+    let (d4, rec, queued) = alert_check(&*store, a.id, e.id, None, Severity::Info, at(400)).await?;
+    assert_eq!(queued, 3);
+    assert_eq!(rec.health, Health::Healthy);
+    let claimed = claim_all_deliveries(&*store, "w", at(400), 10).await?;
+    assert_eq!(
+        claimed
+            .iter()
+            .map(|d| d.webhook_id)
+            .collect::<BTreeSet<_>>(),
+        BTreeSet::from([info.id, warning.id, breaking.id])
+    );
+    assert!(
+        claimed
+            .iter()
+            .all(|d| d.payload == d4.resolved_payload && d.event_id == d4.event_id)
+    );
+
+    // Clean again: nothing. The first drift is new again after the resolution.
+    let (_, _, queued) = alert_check(&*store, a.id, e.id, None, Severity::Info, at(500)).await?;
+    assert_eq!(queued, 0);
+    let (_, _, queued) =
+        alert_check(&*store, a.id, e.id, Some("f1"), Severity::Warning, at(600)).await?;
+    assert_eq!(queued, 2);
+
+    // A drift below every minSeverity but info's is told to info only; after info's channel is
+    // deleted, its resolution tells nobody.
+    let e2 = scheduled_endpoint(&*store, a.id, "e2").await?;
+    let (_, _, queued) =
+        alert_check(&*store, a.id, e2.id, Some("g"), Severity::Info, at(700)).await?;
+    assert_eq!(queued, 1);
+    store.delete_webhook(a.id, info.id).await?;
+    let (_, _, queued) = alert_check(&*store, a.id, e2.id, None, Severity::Info, at(800)).await?;
+    assert_eq!(queued, 0);
+
+    // 2 + 3 + 3 + 2 + 1 queued and none finished; the info channel's five went with it; b saw
+    // nothing.
+    assert_eq!(store.delivery_counts(a.id).await?, counts(11 - 5, 0, 0, 0));
+    assert_eq!(
+        store.delivery_counts(b.id).await?,
+        DeliveryCounts::default()
+    );
+    assert!(
+        claim_all_deliveries(&*store, "w2", after_lease(900), 50)
+            .await?
+            .iter()
+            .all(|d| d.workspace_id == a.id && d.webhook_id != b_hook.id)
+    );
+
+    // Isolation: b cannot record an alerting check on a's endpoint; nothing is written.
+    let before = store.delivery_counts(a.id).await?;
+    let cross = alert_check(&*store, b.id, e.id, Some("h"), Severity::Breaking, at(900)).await;
+    assert!(matches!(cross, Err(StoreError::NotFound)), "{cross:?}");
+    assert_eq!(store.delivery_counts(a.id).await?, before);
+    assert_eq!(
+        store.delivery_counts(b.id).await?,
+        DeliveryCounts::default()
+    );
+    Ok(())
+}
+
+// ============================================================================ deliveries
+
+/// Two claimers racing on one store get disjoint sets that together hold every due delivery;
+/// a lease keeps a claimed delivery from being claimed again until it expires, then anyone may
+/// take it, and the first owner can no longer finish it.
+pub async fn alert_delivery_claims_are_exclusive(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "busy", None, None).await?;
+    for n in 0..4 {
+        store
+            .create_webhook(new_hook(ws.id, n, Severity::Info))
+            .await?;
+    }
+    let mut expected = BTreeSet::new();
+    for i in 0..10 {
+        let e = scheduled_endpoint(&*store, ws.id, &format!("e{i}")).await?;
+        let (_, _, queued) =
+            alert_check(&*store, ws.id, e.id, Some("d"), Severity::Warning, at(i)).await?;
+        assert_eq!(queued, 4);
+    }
+    assert_eq!(store.delivery_counts(ws.id).await?.pending, 40);
+    // Nothing is due before the deliveries were queued.
+    assert!(
+        store
+            .claim_deliveries("early", at(-1), LEASE, 100)
+            .await?
+            .is_empty()
+    );
+
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let mut tasks = tokio::task::JoinSet::new();
+    for owner in ["worker-a", "worker-b"] {
+        let (store, barrier) = (store.clone(), barrier.clone());
+        tasks.spawn(async move {
+            barrier.wait().await;
+            let got = claim_all_deliveries(&*store, owner, at(1_000), 3).await?;
+            Ok::<_, StoreError>((owner, got))
+        });
+    }
+    let mut by_owner = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        by_owner.push(joined??);
+    }
+    let mut seen = BTreeSet::new();
+    for (_, got) in &by_owner {
+        for d in got {
+            assert!(seen.insert(d.id), "delivery {} was claimed twice", d.id);
+            expected.insert(d.id);
+        }
+    }
+    assert_eq!(seen.len(), 40, "every due delivery is claimed exactly once");
+
+    // Leased: not claimable again before the lease ends, even though still pending and due.
+    assert!(
+        store
+            .claim_deliveries("late", at(1_000) + Duration::seconds(30), LEASE, 100)
+            .await?
+            .is_empty()
+    );
+    assert_eq!(store.delivery_counts(ws.id).await?.pending, 40);
+
+    // Expired: claimable again, by anyone; the first owner then lost the lease.
+    let retaken = claim_all_deliveries(&*store, "rescuer", after_lease(1_000), 7).await?;
+    assert_eq!(
+        retaken.iter().map(|d| d.id).collect::<BTreeSet<_>>(),
+        expected
+    );
+    let (first_owner, first_batch) = &by_owner[0];
+    let lost = first_batch
+        .first()
+        .ok_or_else(|| fail("a claimer got nothing"))?;
+    assert!(
+        !store
+            .finish_delivery(
+                lost.id,
+                first_owner,
+                attempt(after_lease(1_000), Some(200), None),
+                DeliveryOutcome::Delivered
+            )
+            .await?,
+        "a finish by an owner whose lease expired and was retaken must write nothing"
+    );
+    assert_eq!(store.delivery_counts(ws.id).await?, counts(40, 0, 0, 0));
+    assert!(
+        store
+            .finish_delivery(
+                lost.id,
+                "rescuer",
+                attempt(after_lease(1_000), Some(204), None),
+                DeliveryOutcome::Delivered
+            )
+            .await?
+    );
+    assert_eq!(store.delivery_counts(ws.id).await?, counts(39, 1, 0, 1));
+    Ok(())
+}
+
+/// `finish_delivery`: success; a retry is pending but not claimable before its next attempt;
+/// the give-up after the last retry; each attempt recorded once; a wrong owner writes nothing;
+/// claims come oldest due first and honour their limit.
+pub async fn alert_delivery_finish_retry_give_up(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let hook = new_hook(a.id, 1, Severity::Info);
+    store.create_webhook(hook.clone()).await?;
+    store
+        .create_webhook(new_hook(b.id, 2, Severity::Info))
+        .await?;
+    let e1 = scheduled_endpoint(&*store, a.id, "e1").await?;
+    let e2 = scheduled_endpoint(&*store, a.id, "e2").await?;
+    let eb = scheduled_endpoint(&*store, b.id, "eb").await?;
+    let (d1, _, _) = alert_check(&*store, a.id, e1.id, Some("x"), Severity::Warning, at(0)).await?;
+    let (d2, _, _) =
+        alert_check(&*store, a.id, e2.id, Some("y"), Severity::Warning, at(10)).await?;
+    alert_check(&*store, b.id, eb.id, Some("z"), Severity::Warning, at(20)).await?;
+    assert_eq!(store.delivery_counts(a.id).await?, counts(2, 0, 0, 0));
+    assert_eq!(store.delivery_counts(b.id).await?, counts(1, 0, 0, 0));
+
+    // Oldest due first, limit honoured.
+    let first = store.claim_deliveries("w", at(100), LEASE, 1).await?;
+    assert_eq!(
+        first.iter().map(|d| d.event_id).collect::<Vec<_>>(),
+        vec![d1.event_id]
+    );
+    let second = store.claim_deliveries("w", at(100), LEASE, 1).await?;
+    assert_eq!(
+        second.iter().map(|d| d.event_id).collect::<Vec<_>>(),
+        vec![d2.event_id]
+    );
+    let (ok, retried) = (&first[0], &second[0]);
+
+    // A finish by someone else than the owner writes nothing.
+    assert!(
+        !store
+            .finish_delivery(
+                ok.id,
+                "intruder",
+                attempt(at(150), Some(200), None),
+                DeliveryOutcome::Delivered
+            )
+            .await?
+    );
+    assert_eq!(store.delivery_counts(a.id).await?, counts(2, 0, 0, 0));
+
+    // Success: delivered, one attempt, never claimable again.
+    assert!(
+        store
+            .finish_delivery(
+                ok.id,
+                "w",
+                attempt(at(150), Some(200), None),
+                DeliveryOutcome::Delivered
+            )
+            .await?
+    );
+    assert_eq!(store.delivery_counts(a.id).await?, counts(1, 1, 0, 1));
+    // The lease was released with the finish: a second finish is refused.
+    assert!(
+        !store
+            .finish_delivery(
+                ok.id,
+                "w",
+                attempt(at(151), Some(200), None),
+                DeliveryOutcome::Delivered
+            )
+            .await?
+    );
+    assert_eq!(store.delivery_counts(a.id).await?, counts(1, 1, 0, 1));
+
+    // Retry with backoff: pending, the lease released, not claimable before the next attempt.
+    let next = at(100) + Duration::seconds(30);
+    assert!(
+        store
+            .finish_delivery(
+                retried.id,
+                "w",
+                attempt(at(160), Some(503), Some("upstream answered 503")),
+                DeliveryOutcome::Retry(next)
+            )
+            .await?
+    );
+    assert_eq!(store.delivery_counts(a.id).await?, counts(1, 1, 0, 2));
+    let a_due = |got: Vec<ClaimedDelivery>| {
+        got.into_iter()
+            .filter(|d| d.workspace_id == a.id)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        a_due(
+            store
+                .claim_deliveries("w", next - Duration::milliseconds(1), LEASE, 10)
+                .await?
+        )
+        .is_empty()
+    );
+    let mut backoff = Duration::seconds(30);
+    let mut when = next;
+    for n in 1..=3u32 {
+        let got = a_due(store.claim_deliveries("w", when, LEASE, 10).await?);
+        assert_eq!(got.len(), 1, "the retry is due at its next attempt");
+        assert_eq!(
+            (got[0].id, got[0].attempts),
+            (retried.id, n),
+            "attempts made before this one"
+        );
+        assert_eq!(got[0].payload, d2.detected_payload);
+        backoff *= 2;
+        let next = when + backoff;
+        let outcome = if n < 3 {
+            DeliveryOutcome::Retry(next)
+        } else {
+            DeliveryOutcome::Failed
+        };
+        assert!(
+            store
+                .finish_delivery(
+                    retried.id,
+                    "w",
+                    attempt(when, None, Some("connection refused")),
+                    outcome
+                )
+                .await?
+        );
+        if n < 3 {
+            assert!(
+                a_due(
+                    store
+                        .claim_deliveries("w", next - Duration::milliseconds(1), LEASE, 10)
+                        .await?
+                )
+                .is_empty()
+            );
+        }
+        when = next;
+    }
+    // Given up: failed, every attempt recorded, nothing left to claim, however late.
+    assert_eq!(store.delivery_counts(a.id).await?, counts(0, 1, 1, 5));
+    assert!(
+        a_due(
+            store
+                .claim_deliveries("w", when + Duration::days(2), LEASE, 10)
+                .await?
+        )
+        .is_empty()
+    );
+    // b's delivery was never touched by a's work.
+    assert_eq!(store.delivery_counts(b.id).await?, counts(1, 0, 0, 0));
+    assert_eq!(
+        store.delivery_counts(new_id()).await?,
+        DeliveryCounts::default()
+    );
+    Ok(())
+}
+
+// ============================================================================ schedules
+
+/// `unscheduled_endpoints` finds endpoints with a schedule and no row; `insert_schedules`
+/// creates rows and keeps existing ones; `schedule_of` reads them per workspace.
+pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let mut scheduled = Vec::new();
+    for i in 0..3 {
+        scheduled.push(scheduled_endpoint(&*store, a.id, &format!("s{i}")).await?);
+    }
+    store
+        .create_endpoints(a.id, vec![plain_endpoint("unscheduled", at(0))])
+        .await?;
+    let mut weekly = endpoint_row("weekly", at(0));
+    weekly.schedule = Some(Frequency::Weekly);
+    let weekly = store.create_endpoints(b.id, vec![weekly]).await?.created;
+    let wb = weekly.first().ok_or_else(|| fail("not created"))?;
+
+    let found: BTreeSet<(Uuid, Uuid, Frequency)> = store
+        .unscheduled_endpoints(100)
+        .await?
+        .into_iter()
+        .collect();
+    let mut expected: BTreeSet<(Uuid, Uuid, Frequency)> = scheduled
+        .iter()
+        .map(|e| (a.id, e.id, Frequency::Daily))
+        .collect();
+    expected.insert((b.id, wb.id, Frequency::Weekly));
+    assert_eq!(found, expected);
+    let two = store.unscheduled_endpoints(2).await?;
+    assert_eq!(two.len(), 2);
+    assert!(two.iter().all(|t| expected.contains(t)));
+
+    let rows: Vec<NewSchedule> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, (ws, ep, f))| NewSchedule {
+            workspace_id: *ws,
+            endpoint_id: *ep,
+            frequency: *f,
+            next_run_at: at(1_000 * i64::try_from(i).unwrap_or(0)),
+        })
+        .collect();
+    assert_eq!(store.insert_schedules(rows.clone()).await?, 4);
+    assert!(store.unscheduled_endpoints(100).await?.is_empty());
+    assert_eq!(store.insert_schedules(Vec::new()).await?, 0);
+    // An existing row is kept as it is.
+    let moved: Vec<NewSchedule> = rows
+        .iter()
+        .map(|r| NewSchedule {
+            next_run_at: at(99_000),
+            ..r.clone()
+        })
+        .collect();
+    assert_eq!(store.insert_schedules(moved).await?, 0);
+    for r in &rows {
+        let info = store
+            .schedule_of(r.workspace_id, r.endpoint_id)
+            .await?
+            .ok_or_else(|| fail("schedule missing"))?;
+        assert_eq!(
+            info,
+            ScheduleInfo {
+                frequency: r.frequency,
+                next_run_at: r.next_run_at,
+                last_run_at: None,
+                last_outcome: None,
+                runs: 0,
+                skipped: 0,
+            }
+        );
+    }
+    // Isolation and unknown ids.
+    assert_eq!(store.schedule_of(b.id, scheduled[0].id).await?, None);
+    assert_eq!(store.schedule_of(a.id, wb.id).await?, None);
+    assert_eq!(store.schedule_of(a.id, new_id()).await?, None);
+    Ok(())
+}
+
+/// Due schedules are claimed exactly once across two racing claimers; a lease keeps them until
+/// it expires; `finish_schedule` moves the next run, counts runs and skips and releases the
+/// lease; a lost lease cannot finish; `release_leases` frees an owner's schedules and
+/// deliveries at once.
+pub async fn alert_schedule_claims_and_leases(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "sched", None, None).await?;
+    let mut rows = Vec::new();
+    for i in 0..20i64 {
+        let e = scheduled_endpoint(&*store, ws.id, &format!("e{i}")).await?;
+        rows.push(NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Hourly,
+            // 16 due at at(1_000); 4 due 50 minutes later.
+            next_run_at: at(if i < 16 { i * 10 } else { 3_000_000 + i }),
+        });
+    }
+    assert_eq!(store.insert_schedules(rows.clone()).await?, 20);
+    let due: BTreeSet<Uuid> = rows[..16].iter().map(|r| r.endpoint_id).collect();
+
+    let barrier = Arc::new(tokio::sync::Barrier::new(2));
+    let mut tasks = tokio::task::JoinSet::new();
+    for owner in ["worker-a", "worker-b"] {
+        let (store, barrier) = (store.clone(), barrier.clone());
+        tasks.spawn(async move {
+            barrier.wait().await;
+            let mut got = Vec::new();
+            for round in 0.. {
+                if round == MAX_ROUNDS {
+                    return Err(StoreError::Database(
+                        "claims never ran dry: leased schedules are claimed again".into(),
+                    ));
+                }
+                let batch = store.claim_schedules(owner, at(1_000), LEASE, 3).await?;
+                if batch.is_empty() {
+                    break;
+                }
+                assert!(batch.len() <= 3);
+                got.extend(batch.into_iter().map(|c| (owner, c)));
+            }
+            Ok::<_, StoreError>(got)
+        });
+    }
+    let mut claims = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        claims.extend(joined??);
+    }
+    let mut seen = BTreeSet::new();
+    for (_, c) in &claims {
+        assert!(
+            seen.insert(c.endpoint_id),
+            "schedule {} was claimed twice",
+            c.endpoint_id
+        );
+        let row = rows
+            .iter()
+            .find(|r| r.endpoint_id == c.endpoint_id)
+            .ok_or_else(|| fail("claimed an unknown schedule"))?;
+        assert_eq!(
+            (c.workspace_id, c.frequency, c.next_run_at),
+            (ws.id, Frequency::Hourly, row.next_run_at)
+        );
+    }
+    assert_eq!(seen, due, "exactly the due schedules, each once");
+
+    // Leased: nothing to claim until the lease ends.
+    assert!(
+        store
+            .claim_schedules("late", at(31_000), LEASE, 100)
+            .await?
+            .is_empty()
+    );
+
+    // The holder finishes one run and one skip; the next run moves and the lease is released.
+    let (owner0, run) = &claims[0];
+    let (owner1, skip) = &claims[1];
+    let next = at(1_000) + Duration::hours(1);
+    assert!(
+        !store
+            .finish_schedule(
+                run.endpoint_id,
+                "intruder",
+                next,
+                "checked",
+                false,
+                at(1_500)
+            )
+            .await?
+    );
+    assert!(
+        store
+            .finish_schedule(
+                run.endpoint_id,
+                owner0,
+                next,
+                "checked: 0 changes",
+                false,
+                at(1_500)
+            )
+            .await?
+    );
+    assert!(
+        store
+            .finish_schedule(
+                skip.endpoint_id,
+                owner1,
+                next,
+                "skipped: quota",
+                true,
+                at(1_600)
+            )
+            .await?
+    );
+    assert!(
+        !store
+            .finish_schedule(run.endpoint_id, owner0, next, "again", false, at(1_700))
+            .await?,
+        "the lease went with the first finish"
+    );
+    assert_eq!(
+        store.schedule_of(ws.id, run.endpoint_id).await?,
+        Some(ScheduleInfo {
+            frequency: Frequency::Hourly,
+            next_run_at: next,
+            last_run_at: Some(at(1_500)),
+            last_outcome: Some("checked: 0 changes".into()),
+            runs: 1,
+            skipped: 0,
+        })
+    );
+    assert_eq!(
+        store.schedule_of(ws.id, skip.endpoint_id).await?.map(|s| (
+            s.runs,
+            s.skipped,
+            s.last_outcome
+        )),
+        Some((0, 1, Some("skipped: quota".into())))
+    );
+
+    // Expired leases are claimable again; finished ones wait for their next run.
+    let retaken: BTreeSet<Uuid> = store
+        .claim_schedules("rescuer", after_lease(1_000), LEASE, 100)
+        .await?
+        .into_iter()
+        .map(|c| c.endpoint_id)
+        .collect();
+    let mut unfinished = due.clone();
+    unfinished.remove(&run.endpoint_id);
+    unfinished.remove(&skip.endpoint_id);
+    assert_eq!(retaken, unfinished);
+    let (owner2, lost) = &claims[2];
+    assert!(
+        !store
+            .finish_schedule(
+                lost.endpoint_id,
+                owner2,
+                next,
+                "late",
+                false,
+                after_lease(1_000)
+            )
+            .await?,
+        "a lease that expired and was retaken cannot finish"
+    );
+    let at_next = store.claim_schedules("next", next, LEASE, 100).await?;
+    let at_next: BTreeSet<Uuid> = at_next.into_iter().map(|c| c.endpoint_id).collect();
+    // The two finished ones, the later four and the rescuer's (whose lease has expired too).
+    let all: BTreeSet<Uuid> = rows.iter().map(|r| r.endpoint_id).collect();
+    assert_eq!(at_next, all);
+
+    // release_leases: every lease of one owner, schedules and deliveries, claimable at once.
+    let hook = new_hook(ws.id, 1, Severity::Info);
+    store.create_webhook(hook).await?;
+    let (_, _, queued) = alert_check(
+        &*store,
+        ws.id,
+        run.endpoint_id,
+        Some("r"),
+        Severity::Info,
+        at(2_000),
+    )
+    .await?;
+    assert_eq!(queued, 1);
+    let far = next + Duration::hours(5);
+    let held_s = store
+        .claim_schedules("stopping", far, LEASE, 100)
+        .await?
+        .len() as u64;
+    let held_d = store
+        .claim_deliveries("stopping", far, LEASE, 100)
+        .await?
+        .len() as u64;
+    assert_eq!((held_s, held_d), (20, 1));
+    assert_eq!(store.release_leases("nobody").await?, 0);
+    assert_eq!(store.release_leases("stopping").await?, held_s + held_d);
+    assert_eq!(
+        store
+            .claim_schedules("successor", far, LEASE, 100)
+            .await?
+            .len() as u64,
+        held_s
+    );
+    assert_eq!(
+        store
+            .claim_deliveries("successor", far, LEASE, 100)
+            .await?
+            .len() as u64,
+        held_d
+    );
+    assert!(
+        !store
+            .finish_schedule(run.endpoint_id, "stopping", far, "x", false, far)
+            .await?
+    );
+    Ok(())
+}
+
+/// A lease longer than any clock can show never expires, on every adapter: claims with
+/// `Duration::MAX` or a lease past the year 9999 hold their rows however late another claimer
+/// comes (they used to expire after an hour on PostgreSQL, or fail).
+pub async fn alert_long_leases_hold(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "long", None, None).await?;
+    store
+        .create_webhook(new_hook(ws.id, 1, Severity::Info))
+        .await?;
+    let mut rows = Vec::new();
+    for i in 0..2 {
+        let e = scheduled_endpoint(&*store, ws.id, &format!("e{i}")).await?;
+        alert_check(&*store, ws.id, e.id, Some("l"), Severity::Info, at(i)).await?;
+        rows.push(NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Daily,
+            next_run_at: at(i),
+        });
+    }
+    store.insert_schedules(rows).await?;
+    let forever = StdDuration::MAX;
+    let ten_thousand_years = StdDuration::from_secs(10_000 * 366 * 86_400);
+    for lease in [forever, ten_thousand_years] {
+        assert_eq!(
+            store
+                .claim_deliveries("holder", at(10), lease, 1)
+                .await?
+                .len(),
+            1
+        );
+        assert_eq!(
+            store
+                .claim_schedules("holder", at(10), lease, 1)
+                .await?
+                .len(),
+            1
+        );
+    }
+    let much_later = at(10) + Duration::days(365 * 100);
+    assert!(
+        store
+            .claim_deliveries("other", much_later, LEASE, 10)
+            .await?
+            .is_empty()
+    );
+    assert!(
+        store
+            .claim_schedules("other", much_later, LEASE, 10)
+            .await?
+            .is_empty()
+    );
+    assert_eq!(store.release_leases("holder").await?, 4);
+    assert_eq!(
+        store
+            .claim_deliveries("other", much_later, LEASE, 10)
+            .await?
+            .len(),
+        2
+    );
+    Ok(())
+}
+
+/// Expands one `#[tokio::test]` per [`AlertStore`] case (called by
+/// [`crate::conformance_suite!`]; not meant to be used on its own).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! alert_conformance_cases {
+    ($setup:path, $teardown:path) => {
+        $crate::alert_conformance_cases!(@cases $setup, $teardown;
+            alert_webhooks_round_trip,
+            alert_record_check_alerting,
+            alert_delivery_claims_are_exclusive,
+            alert_delivery_finish_retry_give_up,
+            alert_schedules_insert_and_read,
+            alert_schedule_claims_and_leases,
+            alert_long_leases_hold,
+        );
+    };
+    (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() -> $crate::testkit::TestResult {
+                let Some((store, guard)) = $setup().await? else {
+                    return Ok(());
+                };
+                let result = $crate::testkit_alerts::$case(store).await;
+                $teardown(guard).await?;
+                result
+            }
+        )*
+    };
+}

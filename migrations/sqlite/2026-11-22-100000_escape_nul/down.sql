@@ -1,0 +1,2 @@
+-- Nothing was changed (see up.sql).
+SELECT 1;
