@@ -6,6 +6,7 @@ use std::fmt;
 
 /// A value that is not one of an enumeration's spellings. Its message lists the allowed ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UnknownValue {
     /// The allowed spellings, comma separated.
     pub expected: String,
@@ -102,6 +103,7 @@ fn exact<T: std::str::FromStr>(s: &str) -> Option<T> {
 
 wire_enum! {
     /// Health of an endpoint (spec "States"; transitions in D7).
+    #[non_exhaustive]
     pub enum Health {
         Healthy = "healthy",
         Warning = "warning",
@@ -114,6 +116,7 @@ wire_enum! {
 
 wire_enum! {
     /// The credential style of an endpoint. Names the style only; the credential is never returned.
+    #[non_exhaustive]
     pub enum AuthType {
         None = "none",
         Bearer = "bearer",
@@ -203,6 +206,7 @@ wire_enum! {
 
 wire_enum! {
     /// A workspace plan (D17).
+    #[non_exhaustive]
     pub enum Plan {
         Free = "free",
         Starter = "starter",

@@ -252,6 +252,7 @@ pub fn blocked_range(ip: IpAddr) -> Option<&'static str> {
 
 /// Why an outbound target was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UrlError {
     /// Not a URL the WHATWG parser accepts (e.g. `http://4294967296/`, a zone id, port 65536).
     Invalid(String),

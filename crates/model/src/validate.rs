@@ -57,6 +57,7 @@ const RESERVED_HEADERS: &[&str] = &[
 
 /// A checked credential, one variant per auth type (D6). Prints `***` for every secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Credential {
     None,
     /// Sent as `Authorization: Bearer <token>`.
@@ -133,6 +134,7 @@ impl NewEndpoint {
 
 /// Why a whole `POST /endpoints` request is refused (400), before any entry is looked at.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BodyError {
     /// A JSON scalar, or an object/array of the wrong shape.
     Shape,
