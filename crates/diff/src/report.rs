@@ -24,6 +24,8 @@ impl Counts {
             Severity::Breaking => self.breaking_count += 1,
             Severity::Warning => self.warning_count += 1,
             Severity::Info => self.info_count += 1,
+            // A severity added to the model after this version is counted as a change only.
+            _ => {}
         }
         self.change_count += 1;
     }

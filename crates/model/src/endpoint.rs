@@ -8,61 +8,99 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// A monitored endpoint as every read route returns it (spec "Endpoint"). It holds no credential:
-/// `authType` names the style only.
+/// A monitored endpoint as every read route returns it. It holds no credential: `authType` names
+/// the style only.
+///
+/// Fields that a response may omit (`description`, `timeoutMs`, the counts, the timestamps, …)
+/// read as `None` or `0`.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
+    /// The endpoint's id.
     pub id: Uuid,
+    /// Display name.
     pub name: String,
+    /// The monitored URL (absolute http or https, without fragment).
     pub url: String,
+    /// The HTTP method of each check.
     pub method: HttpMethod,
+    /// Free text naming the environment, `production` unless the creator said otherwise.
     pub environment: String,
+    /// Free-form labels, without duplicates.
     pub tags: Vec<String>,
+    /// Free-form description.
     #[serde(default)]
     pub description: Option<String>,
+    /// The endpoint's health after its last baseline capture or check.
     pub health: Health,
+    /// The credential style used on each check; never the credential itself.
     pub auth_type: AuthType,
+    /// How responses are compared with the baseline.
     pub diff_mode: DiffMode,
+    /// How long a check waits for the response, in milliseconds.
     #[serde(default)]
     pub timeout_ms: Option<u32>,
+    /// How many baselines were captured (1, 2, …); `None` before the first.
     #[serde(default)]
     pub baseline_version: Option<u32>,
+    /// Whether an OpenAPI response contract is in force for the endpoint.
     pub has_response_contract: bool,
+    /// When the last check finished.
     #[serde(default, with = "timestamp::option")]
     pub last_checked_at: Option<OffsetDateTime>,
-    /// Milliseconds, from the last check.
+    /// Milliseconds, from the last check; `None` when it got no response.
     #[serde(default)]
     pub response_time: Option<u32>,
+    /// Breaking changes found by the last check.
     #[serde(default)]
     pub breaking_count: u32,
+    /// Warnings found by the last check.
     #[serde(default)]
     pub warning_count: u32,
+    /// When the endpoint was registered.
     #[serde(default, with = "timestamp::option")]
     pub created_at: Option<OffsetDateTime>,
+    /// When the endpoint's definition last changed.
     #[serde(default, with = "timestamp::option")]
     pub updated_at: Option<OffsetDateTime>,
 }
 
-/// The credential block of a create request (spec "EndpointAuth"). Write-only: it deserialises but
-/// cannot be serialised, and its secret fields print `***`. Only the fields belonging to `type` are
-/// read; [`crate::validate::validate_entry`] turns it into a checked credential.
+/// The credential block (`auth`) of a create request. Write-only: it deserialises but cannot be
+/// serialised, and its secret fields print `***`. Only the fields belonging to `type` are read;
+/// [`validate::validate_entry`](crate::validate::validate_entry) turns it into a checked
+/// [`Credential`](crate::validate::Credential).
+///
+/// ```
+/// use apidrift_model::{AuthType, EndpointAuth};
+///
+/// let auth: EndpointAuth = serde_json::from_str(r#"{"type":"bearer","token":"s3cr3t"}"#)?;
+/// assert_eq!(auth.auth_type, AuthType::Bearer);
+/// assert!(!format!("{auth:?}").contains("s3cr3t")); // Debug prints `***`
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointAuth {
+    /// The credential style (`type` on the wire); decides which other fields are read.
     #[serde(rename = "type")]
     pub auth_type: AuthType,
+    /// The token, for `bearer` and `oauth` (sent as `Authorization: Bearer <token>`).
     #[serde(default)]
     pub token: Option<SecretString>,
+    /// The key, for `api_key` (sent in `header`).
     #[serde(default)]
     pub key: Option<SecretString>,
+    /// The header name, for `api_key` (default `X-API-Key`) and `custom`.
     #[serde(default)]
     pub header: Option<String>,
+    /// The header value, for `custom`.
     #[serde(default)]
     pub value: Option<SecretString>,
+    /// The user name, for `basic`.
     #[serde(default)]
     pub username: Option<SecretString>,
+    /// The password, for `basic`.
     #[serde(default)]
     pub password: Option<SecretString>,
 }
@@ -71,6 +109,7 @@ pub struct EndpointAuth {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schedule {
+    /// How often the check runs.
     pub frequency: Frequency,
 }
 
@@ -79,11 +118,16 @@ pub struct Schedule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LatestDiff {
+    /// The diff's id (read it with `GET /diffs/{id}`).
     pub id: Uuid,
+    /// When the check that produced it ran.
     #[serde(with = "timestamp")]
     pub created_at: OffsetDateTime,
+    /// Changes of severity `breaking`.
     pub breaking_count: u32,
+    /// Changes of severity `warning`.
     pub warning_count: u32,
+    /// Changes of severity `info`.
     pub info_count: u32,
 }
 
@@ -91,8 +135,11 @@ pub struct LatestDiff {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pagination {
+    /// The page size used (the request's `limit`, default 25, at most 100).
     pub limit: u32,
+    /// How many rows precede the page (the request's `offset`, default 0).
     pub offset: u64,
+    /// Rows matching the filters, ignoring pagination.
     pub total: u64,
 }
 
@@ -100,7 +147,9 @@ pub struct Pagination {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EndpointList {
+    /// One page of endpoints.
     pub endpoints: Vec<Endpoint>,
+    /// Where the page is in the whole list.
     pub pagination: Pagination,
 }
 
@@ -109,17 +158,21 @@ pub struct EndpointList {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointEnvelope {
+    /// The endpoint.
     pub endpoint: Endpoint,
+    /// Its most recent diff, if any.
     pub latest_diff: Option<LatestDiff>,
 }
 
-/// An entry of `POST /endpoints` that was not created, and why (D6). `name` is `""` when the entry
-/// had none; `index` is the entry's position in the request.
+/// An entry of `POST /endpoints` that was not created, and why.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedEntry {
+    /// The entry's `name`, or `""` when it had none.
     pub name: String,
+    /// Why, naming the field: `url: private, loopback and link-local hosts are rejected`.
     pub reason: String,
+    /// The entry's position in the request, from 0.
     pub index: usize,
 }
 
@@ -127,21 +180,34 @@ pub struct SkippedEntry {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CreateEndpointsResponse {
+    /// The endpoints created, in request order.
     pub endpoints: Vec<Endpoint>,
+    /// How many were created.
     pub created: u32,
-    /// Schedules created alongside; always present (D6).
+    /// Schedules created alongside; always present (0 when none).
     pub scheduled: u32,
+    /// The entries that were not created.
     pub skipped: Vec<SkippedEntry>,
 }
 
 /// Every failure body: `{"error": "<human-readable reason>"}`.
+///
+/// ```
+/// use apidrift_model::ErrorBody;
+///
+/// let json = serde_json::to_string(&ErrorBody::new("token lacks scope endpoints:write"))?;
+/// assert_eq!(json, r#"{"error":"token lacks scope endpoints:write"}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
+    /// What went wrong and, where it helps, what to do next.
     pub error: String,
 }
 
 impl ErrorBody {
+    /// An error body with this reason.
     pub fn new(error: impl Into<String>) -> Self {
         Self {
             error: error.into(),

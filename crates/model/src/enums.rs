@@ -1,11 +1,20 @@
 //! Enumerated values of the API. Each one has a fixed wire spelling ([`Health::as_str`] etc.),
-//! parses from it with `FromStr` (exactly, as query parameters must match, D5) and serialises to it.
+//! parses from it with `FromStr` (exactly, as query parameters must match) and serialises to it.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error as _};
 use std::fmt;
 
 /// A value that is not one of an enumeration's spellings. Its message lists the allowed ones.
+///
+/// ```
+/// use apidrift_model::Health;
+///
+/// let err = "HEALTHY".parse::<Health>().err().map(|e| e.to_string());
+/// let expected = "must be one of healthy, warning, breaking, unknown, checking";
+/// assert_eq!(err.as_deref(), Some(expected));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UnknownValue {
     /// The allowed spellings, comma separated.
     pub expected: String,
@@ -101,12 +110,21 @@ fn exact<T: std::str::FromStr>(s: &str) -> Option<T> {
 }
 
 wire_enum! {
-    /// Health of an endpoint (spec "States"; transitions in D7).
+    /// Health of an endpoint: the outcome of its last baseline capture or check.
+    ///
+    /// Non-exhaustive: a later version may add states. When you `match`, give a `_` arm.
+    #[non_exhaustive]
     pub enum Health {
+        /// The last check found no breaking change and no warning (or a baseline was just
+        /// captured, or the latest diff was accepted).
         Healthy = "healthy",
+        /// The last check found at least one warning and no breaking change.
         Warning = "warning",
+        /// The last check found at least one breaking change.
         Breaking = "breaking",
+        /// Never checked: the state of a new endpoint.
         Unknown = "unknown",
+        /// A check or a baseline capture is running.
         Checking = "checking",
     }
     read = exact;
@@ -114,20 +132,36 @@ wire_enum! {
 
 wire_enum! {
     /// The credential style of an endpoint. Names the style only; the credential is never returned.
+    ///
+    /// Non-exhaustive: a later version may add styles. When you `match`, give a `_` arm.
+    #[non_exhaustive]
     pub enum AuthType {
+        /// No credential.
         None = "none",
+        /// `Authorization: Bearer <token>`.
         Bearer = "bearer",
+        /// A key sent in a named header (default `X-API-Key`).
         ApiKey = "api_key",
+        /// `Authorization: Basic base64(username:password)`.
         Basic = "basic",
+        /// An OAuth access token, sent as `Authorization: Bearer <token>`.
         Oauth = "oauth",
+        /// Any header name with a secret value.
         Custom = "custom",
     }
     read = exact;
 }
 
 wire_enum! {
-    /// How responses are compared (D9). Requests may say `exact`, which is stored and shown as
-    /// `full` (D6).
+    /// How responses are compared. Requests may say `exact`, which [`DiffMode::read`] reads as
+    /// `full`; [`FromStr`](std::str::FromStr) accepts the two wire spellings only.
+    ///
+    /// ```
+    /// use apidrift_model::DiffMode;
+    ///
+    /// assert_eq!(DiffMode::read("exact"), Ok(DiffMode::Full));
+    /// assert!("exact".parse::<DiffMode>().is_err());
+    /// ```
     pub enum DiffMode {
         /// Leaf values are ignored; arrays compare by the merged shape of their elements.
         Schema = "schema",
@@ -141,79 +175,121 @@ wire_enum! {
 }
 
 wire_enum! {
-    /// HTTP method of a monitored endpoint. Written uppercase; requests may use any case (D6).
+    /// HTTP method of a monitored endpoint. Written uppercase; [`HttpMethod::read`] (and so a
+    /// request body) accepts any case, [`FromStr`](std::str::FromStr) the uppercase spelling only.
     pub enum HttpMethod {
+        /// `GET`, the default.
         Get = "GET",
+        /// `POST`.
         Post = "POST",
+        /// `PUT`.
         Put = "PUT",
+        /// `PATCH`.
         Patch = "PATCH",
+        /// `DELETE`.
         Delete = "DELETE",
+        /// `HEAD`.
         Head = "HEAD",
+        /// `OPTIONS`.
         Options = "OPTIONS",
     }
     read = |s| exact(&s.to_ascii_uppercase());
 }
 
 impl HttpMethod {
-    /// Whether a request body may be sent with this method (not for GET or HEAD, D6).
+    /// Whether a request body may be sent with this method (not for GET or HEAD).
     pub const fn allows_body(self) -> bool {
         !matches!(self, HttpMethod::Get | HttpMethod::Head)
     }
 }
 
 wire_enum! {
-    /// How often a scheduled check runs. Written uppercase; requests may use any case (D5).
+    /// How often a scheduled check runs. Written uppercase; [`Frequency::read`] (and so a
+    /// request body) accepts any case.
     pub enum Frequency {
+        /// Every hour.
         Hourly = "HOURLY",
+        /// Every day.
         Daily = "DAILY",
+        /// Every week.
         Weekly = "WEEKLY",
+        /// Every 30 days.
         Monthly = "MONTHLY",
     }
     read = |s| exact(&s.to_ascii_uppercase());
 }
 
 wire_enum! {
-    /// A token scope (spec "Authentication").
+    /// A scope of an API token: which routes the token may call.
     pub enum Scope {
+        /// Read endpoints and diffs.
         EndpointsRead = "endpoints:read",
+        /// Create and change endpoints, which stores credentials.
         EndpointsWrite = "endpoints:write",
+        /// Run checks.
         ChecksRun = "checks:run",
+        /// Capture baselines and accept diffs.
         BaselinesWrite = "baselines:write",
     }
     read = exact;
 }
 
 impl Scope {
-    /// Scopes a token gets when none are named (D3): `endpoints:write` is off by default because it
-    /// is the only scope able to store credentials.
+    /// Scopes a token gets when none are named: `endpoints:write` is off by default because it is
+    /// the only scope able to store credentials.
     pub const DEFAULT: &'static [Scope] = &[Scope::EndpointsRead];
 }
 
 wire_enum! {
-    /// A role within a workspace (D4). Ordered from weakest to strongest, so `role >= Role::Member`
-    /// reads as "member or above".
+    /// A role within a workspace. Ordered from weakest to strongest, so `role >= Role::Member`
+    /// reads as "member or above":
+    ///
+    /// ```
+    /// use apidrift_model::Role;
+    ///
+    /// assert!(Role::Admin >= Role::Member && Role::Viewer < Role::Member);
+    /// ```
     pub enum Role {
+        /// Reads.
         Viewer = "viewer",
+        /// Reads, creates endpoints, runs checks.
         Member = "member",
+        /// A member who also manages tokens and webhooks and accepts diffs.
         Admin = "admin",
+        /// An admin who also changes the workspace's settings.
         Owner = "owner",
     }
     read = exact;
 }
 
 wire_enum! {
-    /// A workspace plan (D17).
+    /// A workspace plan: how many endpoints and checks a workspace may use.
+    ///
+    /// ```
+    /// use apidrift_model::Plan;
+    ///
+    /// assert_eq!(Plan::Free.endpoint_limit(), Some(5));
+    /// assert!(!Plan::Free.allows_schedules() && Plan::Starter.allows_schedules());
+    /// ```
+    ///
+    /// Non-exhaustive: a later version may add plans. When you `match`, give a `_` arm.
+    #[non_exhaustive]
     pub enum Plan {
+        /// 5 endpoints, 1,000 checks a month, no schedules.
         Free = "free",
+        /// 50 endpoints, 20,000 checks a month.
         Starter = "starter",
+        /// 500 endpoints, 200,000 checks a month.
         Pro = "pro",
+        /// No limits.
         Enterprise = "enterprise",
     }
     read = exact;
 }
 
 impl Plan {
-    /// Endpoints a workspace on this plan may hold; `None` is unlimited (D17).
+    /// Endpoints a workspace on this plan may hold; `None` is unlimited. An operator may override
+    /// it per workspace.
     pub const fn endpoint_limit(self) -> Option<u32> {
         match self {
             Plan::Free => Some(5),
@@ -223,7 +299,8 @@ impl Plan {
         }
     }
 
-    /// Checks per calendar month (UTC); `None` is unlimited (D17).
+    /// Checks per calendar month (UTC); `None` is unlimited. An operator may override it per
+    /// workspace.
     pub const fn check_quota(self) -> Option<u32> {
         match self {
             Plan::Free => Some(1_000),
@@ -233,7 +310,7 @@ impl Plan {
         }
     }
 
-    /// Whether recurring checks may be scheduled (Starter and above, spec and D17).
+    /// Whether recurring checks may be scheduled (Starter and above).
     pub const fn allows_schedules(self) -> bool {
         !matches!(self, Plan::Free)
     }

@@ -1,8 +1,10 @@
-//! The outbound-address policy (decisions D6 and D14), shared by create-time validation and by the
-//! fetcher's connector, so both judge a host the same way.
+//! The outbound-address policy: which URLs apidrift may fetch. Create-time validation and the
+//! fetcher's connector share it, so both judge a host the same way (no server-side request
+//! forgery towards private networks).
 //!
-//! * [`blocked_range`] names the special-purpose range an address falls in (the "Block table" of
-//!   `security-tests.md`), after canonicalising IPv4-mapped IPv6 addresses.
+//! * [`blocked_range`] names the special-purpose range an address falls in (private, loopback,
+//!   link-local, shared, documentation, multicast, …), after canonicalising IPv4-mapped IPv6
+//!   addresses.
 //! * [`AllowList`] holds the CIDRs an operator allowed (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`); an
 //!   allowed address passes even when it is in a blocked range.
 //! * [`check_url`] parses a URL the WHATWG way (so decimal, octal, hex and short IPv4 forms are
@@ -11,13 +13,25 @@
 //! Hosts that are names are judged here by name only (`localhost`, `*.localhost`, `*.local`,
 //! `*.internal`); the addresses they resolve to are judged again at connection time with
 //! [`check_ip`].
+//!
+//! ```
+//! use apidrift_model::net::{AllowList, UrlError, check_url};
+//!
+//! let none = AllowList::default();
+//! assert!(check_url("https://api.example.com/users", &none).is_ok());
+//! // 0x7f000001 is 127.0.0.1, written in hex.
+//! assert!(matches!(check_url("http://0x7f000001/", &none), Err(UrlError::Blocked(_))));
+//! let lab = AllowList::parse("127.0.0.0/8")?;
+//! assert!(check_url("http://localhost:8080/", &lab).is_ok());
+//! # Ok::<(), String>(())
+//! ```
 
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 use url::{Host, Url};
 
-/// Longest URL accepted (D6).
+/// Longest URL accepted, in bytes.
 pub const MAX_URL_LEN: usize = 2048;
 
 /// A CIDR block such as `127.0.0.0/8` or `fd00::/8`. A bare address is a single-address block.
@@ -28,6 +42,8 @@ pub struct Cidr {
 }
 
 impl Cidr {
+    /// The block of `prefix` leading bits of `addr`; `None` when the prefix is longer than the
+    /// address (32 bits for IPv4, 128 for IPv6). An IPv4-mapped IPv6 address is stored as IPv4.
     pub fn new(addr: IpAddr, prefix: u8) -> Option<Self> {
         let max = if addr.is_ipv4() { 32 } else { 128 };
         (prefix <= max).then_some(Self {
@@ -74,13 +90,15 @@ impl fmt::Display for Cidr {
     }
 }
 
-/// Ranges an operator allowed for outbound requests (D14). Empty by default.
+/// Ranges an operator allowed for outbound requests, e.g. a lab network or loopback for tests.
+/// Empty by default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {
     cidrs: Vec<Cidr>,
 }
 
 impl AllowList {
+    /// An allow-list of these blocks.
     pub fn new(cidrs: Vec<Cidr>) -> Self {
         Self { cidrs }
     }
@@ -94,16 +112,18 @@ impl AllowList {
             .map(Self::new)
     }
 
+    /// Whether `ip` lies in one of the blocks.
     pub fn contains(&self, ip: IpAddr) -> bool {
         self.cidrs.iter().any(|c| c.contains(ip))
     }
 
-    /// Whether loopback is allowed, which is what `localhost` names need (D14).
+    /// Whether loopback is allowed, which is what `localhost` names need.
     pub fn covers_loopback(&self) -> bool {
         self.contains(IpAddr::V4(Ipv4Addr::LOCALHOST))
             || self.contains(IpAddr::V6(Ipv6Addr::LOCALHOST))
     }
 
+    /// The blocks, in the order given.
     pub fn cidrs(&self) -> &[Cidr] {
         &self.cidrs
     }
@@ -131,7 +151,7 @@ const fn v4(a: u8, b: u8, c: u8, d: u8) -> u32 {
     u32::from_be_bytes([a, b, c, d])
 }
 
-/// IANA IPv4 special-purpose ranges we refuse (security-tests.md 1.4).
+// IANA IPv4 special-purpose ranges we refuse (security-tests.md 1.4).
 const BLOCKED_V4: &[(u32, u8, &str)] = &[
     (v4(0, 0, 0, 0), 8, "this network (0.0.0.0/8)"),
     (v4(10, 0, 0, 0), 8, "private (10.0.0.0/8)"),
@@ -162,8 +182,8 @@ const BLOCKED_V4: &[(u32, u8, &str)] = &[
     (v4(240, 0, 0, 0), 4, "reserved (240.0.0.0/4)"),
 ];
 
-/// IANA IPv6 special-purpose ranges we refuse (security-tests.md 1.4). `::ffff:0:0/96` is handled
-/// by canonicalising to IPv4 first.
+// IANA IPv6 special-purpose ranges we refuse (security-tests.md 1.4). `::ffff:0:0/96` is handled
+// by canonicalising to IPv4 first.
 const BLOCKED_V6: &[(u128, u8, &str)] = &[
     (0, 128, "unspecified (::/128)"),
     (1, 128, "loopback (::1/128)"),
@@ -250,8 +270,12 @@ pub fn blocked_range(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
-/// Why an outbound target was refused.
+/// Why an outbound target was refused. Its `Display` is a reason fit for the user who gave the
+/// URL; the detail of [`UrlError::Blocked`] is for logs.
+///
+/// Non-exhaustive: a later version may add reasons. When you `match`, give a `_` arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UrlError {
     /// Not a URL the WHATWG parser accepts (e.g. `http://4294967296/`, a zone id, port 65536).
     Invalid(String),
@@ -326,7 +350,7 @@ pub fn check_host(url: &Url, allow: &AllowList) -> Result<(), UrlError> {
     }
 }
 
-/// Parses and judges an outbound URL (D6, D14). Returns the parsed URL, which is the one the
+/// Parses and judges an outbound URL. Returns the parsed URL, which is the one the
 /// fetcher must use (validator and connector share one `Url`). The fragment is dropped: it is never
 /// sent.
 pub fn check_url(text: &str, allow: &AllowList) -> Result<Url, UrlError> {

@@ -1,14 +1,27 @@
-//! The plaintext documents that are sealed at rest for an endpoint (the API writes them, the check
-//! pipeline reads them). They use the request's own spelling:
+//! The plaintext documents that are sealed (encrypted) at rest for an endpoint: the service's API
+//! writes them when an endpoint is created, its check pipeline reads them before each fetch. An
+//! integrator rarely needs them; they are public so that both sides agree on one format. They use
+//! the request's own spelling:
 //!
-//! * the credential (`Field::EndpointAuth`): the `auth` block as validated, e.g.
+//! * the credential: the `auth` block as validated, e.g.
 //!   `{"type":"bearer","token":"…"}`, `{"type":"api_key","header":"X-API-Key","key":"…"}`,
 //!   `{"type":"basic","username":"…","password":"…"}`, `{"type":"custom","header":"…","value":"…"}`;
 //!   nothing is sealed for type `none`;
-//! * the extra request headers (`Field::EndpointHeaders`): a JSON object of header name → value,
-//!   (keys sorted).
+//! * the extra request headers: a JSON object of header name → value (keys sorted).
 //!
 //! The returned buffers are zeroised on drop; errors never carry a secret.
+//!
+//! ```
+//! use apidrift_model::SecretString;
+//! use apidrift_model::sealed::{credential_from_json, credential_to_json};
+//! use apidrift_model::validate::Credential;
+//!
+//! let bearer = Credential::Bearer { token: SecretString::new("t0ken") };
+//! let bytes = credential_to_json(&bearer).ok_or("nothing to seal")?;
+//! assert_eq!(&bytes[..], br#"{"token":"t0ken","type":"bearer"}"#);
+//! assert_eq!(credential_from_json(&bytes)?, bearer);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::enums::AuthType;
 use crate::secret::SecretString;

@@ -6,10 +6,20 @@ use std::fmt;
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// A credential or other secret value. Read it with [`SecretString::expose`].
+///
+/// ```
+/// use apidrift_model::SecretString;
+///
+/// let token: SecretString = serde_json::from_str(r#""hunter2""#)?;
+/// assert_eq!(format!("{token:?} {token}"), "*** ***");
+/// assert_eq!(token.expose(), "hunter2");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
 pub struct SecretString(String);
 
 impl SecretString {
+    /// Wraps a secret.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
@@ -19,6 +29,7 @@ impl SecretString {
         &self.0
     }
 
+    /// Whether the secret is the empty string.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

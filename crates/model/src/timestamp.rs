@@ -1,8 +1,22 @@
-//! Timestamps on the wire (decision D5): RFC 3339, converted to UTC, millisecond precision, `Z`.
+//! Timestamps on the wire: RFC 3339, converted to UTC, millisecond precision, `Z` suffix
+//! (`2026-11-21T07:57:09.123Z`). Reading accepts any RFC 3339 offset.
 //!
 //! Use with `#[serde(with = "apidrift_model::timestamp")]` on an [`OffsetDateTime`] field, or
-//! `#[serde(with = "apidrift_model::timestamp::option")]` on an `Option<OffsetDateTime>`.
-//! Reading accepts any RFC 3339 offset.
+//! `#[serde(with = "apidrift_model::timestamp::option")]` on an `Option<OffsetDateTime>`:
+//!
+//! ```
+//! use apidrift_model::OffsetDateTime;
+//!
+//! #[derive(serde::Serialize, serde::Deserialize)]
+//! struct Event {
+//!     #[serde(with = "apidrift_model::timestamp")]
+//!     at: OffsetDateTime,
+//! }
+//!
+//! let event: Event = serde_json::from_str(r#"{"at":"2026-11-21T08:57:09.123456+01:00"}"#)?;
+//! assert_eq!(serde_json::to_string(&event)?, r#"{"at":"2026-11-21T07:57:09.123Z"}"#);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 use serde::{Deserialize, Deserializer, Serializer, de::Error as _, ser::Error as _};
 use std::borrow::Cow;
@@ -30,10 +44,13 @@ pub fn truncate_to_millis(t: OffsetDateTime) -> OffsetDateTime {
     t.replace_nanosecond(nanos - nanos % 1_000_000).unwrap_or(t)
 }
 
+/// Writes a timestamp in the wire format (for `#[serde(with = "apidrift_model::timestamp")]`).
 pub fn serialize<S: Serializer>(t: &OffsetDateTime, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format(*t).map_err(S::Error::custom)?)
 }
 
+/// Reads an RFC 3339 timestamp with any offset (for
+/// `#[serde(with = "apidrift_model::timestamp")]`).
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OffsetDateTime, D::Error> {
     let text = Cow::<str>::deserialize(d)?;
     parse(&text).map_err(D::Error::custom)
@@ -43,6 +60,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OffsetDateTime, D:
 pub mod option {
     use super::*;
 
+    /// Writes a timestamp in the wire format, or `null`.
     pub fn serialize<S: Serializer>(t: &Option<OffsetDateTime>, s: S) -> Result<S::Ok, S::Error> {
         match t {
             Some(t) => super::serialize(t, s),
@@ -50,6 +68,8 @@ pub mod option {
         }
     }
 
+    /// Reads an RFC 3339 timestamp with any offset, or `null`. Combine with `#[serde(default)]`
+    /// to also accept an absent field.
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<OffsetDateTime>, D::Error> {

@@ -1,4 +1,5 @@
-//! Validation of `POST /endpoints` request bodies (decision D6), as pure functions.
+//! Validation of `POST /endpoints` request bodies, as pure functions: what the service accepts,
+//! and the normalised endpoint it stores. A client can run the same checks before sending.
 //!
 //! * [`create_entries`] splits a body into its entries (one object, a bare array, or
 //!   `{"endpoints": [...]}`) or refuses the whole request.
@@ -8,6 +9,25 @@
 //! The two rules that need workspace state (the plan's endpoint limit and the plan needed for
 //! schedules) are the caller's. Unknown fields are ignored. An optional field given as `null` is
 //! treated as absent.
+//!
+//! ```
+//! use apidrift_model::net::AllowList;
+//! use apidrift_model::validate::{create_entries, validate_entry};
+//! use apidrift_model::{DiffMode, HttpMethod};
+//!
+//! let body = serde_json::json!({"endpoints": [
+//!     {"name": "users", "url": "https://api.example.com/users", "diffMode": "exact"},
+//!     {"name": "admin", "url": "http://10.0.0.7/admin"},
+//! ]});
+//! let entries = create_entries(&body)?;
+//! let users = validate_entry(&entries[0], &AllowList::default())?;
+//! assert_eq!((users.method, users.diff_mode), (HttpMethod::Get, DiffMode::Full));
+//! assert_eq!(users.environment, "production");
+//! let refused = validate_entry(&entries[1], &AllowList::default()).err();
+//! let reason = "url: private, loopback and link-local hosts are rejected";
+//! assert_eq!(refused.as_deref(), Some(reason));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use crate::enums::{AuthType, DiffMode, Frequency, HttpMethod};
 use crate::net::{AllowList, check_url};
@@ -15,7 +35,7 @@ use crate::secret::SecretString;
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// Most entries in one request (spec "Limits").
+/// Most entries in one request.
 pub const MAX_BATCH: usize = 200;
 /// Longest `name`.
 pub const MAX_NAME_CHARS: usize = 200;
@@ -23,22 +43,29 @@ pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_ENVIRONMENT_CHARS: usize = 100;
 /// Longest `description`.
 pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
-/// Most tags, and the longest tag.
+/// Most tags.
 pub const MAX_TAGS: usize = 50;
+/// Longest tag.
 pub const MAX_TAG_CHARS: usize = 100;
-/// Most `ignorePaths` patterns, and the longest pattern.
+/// Most `ignorePaths` patterns.
 pub const MAX_IGNORE_PATHS: usize = 100;
+/// Longest `ignorePaths` pattern, in bytes.
 pub const MAX_IGNORE_PATH_CHARS: usize = 500;
 /// Most extra request headers.
 pub const MAX_HEADERS: usize = 50;
 /// Largest `requestBody`, in bytes.
 pub const MAX_REQUEST_BODY_BYTES: usize = 1024 * 1024;
-/// `timeoutMs` bounds and default (spec "Limits").
+/// Smallest `timeoutMs`.
 pub const MIN_TIMEOUT_MS: u32 = 1;
+/// Largest `timeoutMs`.
 pub const MAX_TIMEOUT_MS: u32 = 60_000;
+/// `timeoutMs` when the entry gives none.
 pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
+/// `environment` when the entry gives none.
 pub const DEFAULT_ENVIRONMENT: &str = "production";
+/// `contentType` of the request body when the entry gives none.
 pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
+/// The header of an `api_key` credential when the entry names none.
 pub const DEFAULT_API_KEY_HEADER: &str = "X-API-Key";
 
 /// Headers a user may not set: the fetcher owns framing and routing.
@@ -55,36 +82,50 @@ const RESERVED_HEADERS: &[&str] = &[
     "proxy-connection",
 ];
 
-/// A checked credential, one variant per auth type (D6). Prints `***` for every secret.
+/// A checked credential, one variant per [`AuthType`]. `Debug` prints `***` for every secret.
+///
+/// Non-exhaustive, like [`AuthType`]: a later version may add styles. When you `match`, give a
+/// `_` arm that refuses the credential rather than sending a request without it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Credential {
+    /// No credential.
     None,
     /// Sent as `Authorization: Bearer <token>`.
     Bearer {
+        /// The bearer token.
         token: SecretString,
     },
     /// Sent as `Authorization: Bearer <token>`.
     Oauth {
+        /// The OAuth access token.
         token: SecretString,
     },
     /// Sent as `<header>: <key>`.
     ApiKey {
+        /// The header name (default [`DEFAULT_API_KEY_HEADER`]).
         header: String,
+        /// The key.
         key: SecretString,
     },
     /// Sent as `Authorization: Basic base64(username:password)`.
     Basic {
+        /// The user name (validation refuses one that contains `:`).
         username: SecretString,
+        /// The password.
         password: SecretString,
     },
     /// Sent as `<header>: <value>`.
     Custom {
+        /// The header name.
         header: String,
+        /// The header value.
         value: SecretString,
     },
 }
 
 impl Credential {
+    /// The style of this credential, as endpoints report it.
     pub fn auth_type(&self) -> AuthType {
         match self {
             Credential::None => AuthType::None,
@@ -100,7 +141,9 @@ impl Credential {
 /// One extra request header (`headers` extension field). The value is secret like a credential.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtraHeader {
+    /// The header name, as given (a valid token, not one apidrift sets itself).
     pub name: String,
+    /// The header value; no line breaks or NUL.
     pub value: SecretString,
 }
 
@@ -108,31 +151,53 @@ pub struct ExtraHeader {
 /// `full`, URL in its WHATWG serialisation without fragment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEndpoint {
+    /// Display name, trimmed, at most [`MAX_NAME_CHARS`] characters.
     pub name: String,
+    /// The URL as the fetcher will use it: WHATWG serialisation, no fragment, host allowed by
+    /// the outbound policy of [`net`](crate::net).
     pub url: String,
+    /// The method (default `GET`).
     pub method: HttpMethod,
+    /// The environment label (default [`DEFAULT_ENVIRONMENT`]).
     pub environment: String,
+    /// Free-form description.
     pub description: Option<String>,
+    /// Tags, trimmed, duplicates dropped, in the order given.
     pub tags: Vec<String>,
+    /// The checked credential ([`Credential::None`] without `auth`).
     pub credential: Credential,
+    /// The raw body sent on each check (never for GET or HEAD).
     pub request_body: Option<String>,
+    /// The content type of `request_body` (default [`DEFAULT_CONTENT_TYPE`]).
     pub content_type: String,
+    /// How responses are compared (default `schema`; `exact` reads as `full`).
     pub diff_mode: DiffMode,
+    /// How long a check waits, in milliseconds (default [`DEFAULT_TIMEOUT_MS`]).
     pub timeout_ms: u32,
+    /// The frequency of a recurring check, if the entry asked for one.
     pub schedule: Option<Frequency>,
+    /// Path patterns whose changes are dropped (`$.meta.requestId`, `status`,
+    /// `headers.<name>`).
     pub ignore_paths: Vec<String>,
+    /// Extra request headers, sealed like credentials.
     pub headers: Vec<ExtraHeader>,
+    /// Whether a check follows redirects (default `false`).
     pub follow_redirects: bool,
 }
 
 impl NewEndpoint {
+    /// The style of the entry's credential.
     pub fn auth_type(&self) -> AuthType {
         self.credential.auth_type()
     }
 }
 
-/// Why a whole `POST /endpoints` request is refused (400), before any entry is looked at.
+/// Why a whole `POST /endpoints` request is refused (400), before any entry is looked at. Its
+/// `Display` is the reason to answer.
+///
+/// Non-exhaustive: a later version may add reasons. When you `match`, give a `_` arm.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BodyError {
     /// A JSON scalar, or an object/array of the wrong shape.
     Shape,
@@ -158,7 +223,7 @@ impl fmt::Display for BodyError {
 
 impl std::error::Error for BodyError {}
 
-/// Splits a create body into its entries (D6). An object with an `endpoints` array is the wrapped
+/// Splits a create body into its entries. An object with an `endpoints` array is the wrapped
 /// form; any other object is a single entry.
 pub fn create_entries(body: &Value) -> Result<&[Value], BodyError> {
     let entries: &[Value] = match body {
@@ -188,7 +253,10 @@ pub fn entry_name(entry: &Value) -> String {
         .to_owned()
 }
 
-/// Validates one entry (D6). `allow` is the operator's outbound allow-list (D14).
+/// Validates one entry on its own. `allow` is the operator's outbound allow-list
+/// ([`AllowList::default`] for none). The error is a one-line reason that starts with the field
+/// it is about (`auth.token: required for bearer`), fit for a
+/// [`SkippedEntry`](crate::SkippedEntry).
 pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, String> {
     let Value::Object(map) = entry else {
         return Err("entry: must be a JSON object".into());

@@ -844,6 +844,14 @@ fn build_request(
         } => {
             headers.insert(header_name(name)?, header_value(name, value.expose())?);
         }
+        // A credential style added to the model after this fetcher: refuse rather than send the
+        // request without it.
+        other => {
+            return Err(invalid(format!(
+                "auth type {} is not supported by this version: update apidrift or change the endpoint's auth",
+                other.auth_type()
+            )));
+        }
     }
     builder
         .body(Full::new(payload))

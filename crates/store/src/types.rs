@@ -462,6 +462,8 @@ impl DiffCounts {
                 Severity::Breaking => c.breaking += 1,
                 Severity::Warning => c.warning += 1,
                 Severity::Info => c.info += 1,
+                // A severity added after this version is counted as a change only.
+                _ => {}
             }
             c.changes += 1;
         }

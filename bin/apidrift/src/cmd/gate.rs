@@ -144,6 +144,8 @@ fn text(report: &Report, colour: bool) -> String {
             Severity::Breaking => ("BREAKING", "31"),
             Severity::Warning => ("WARNING ", "33"),
             Severity::Info => ("INFO    ", "36"),
+            // A severity added to the model after this version: plain label, no colour.
+            _ => ("OTHER   ", "0"),
         };
         if colour {
             out.push_str(&format!("\x1b[1;{code}m{label}\x1b[0m"));
@@ -190,6 +192,7 @@ fn markdown(report: &Report) -> String {
             Severity::Breaking => "🔴 breaking",
             Severity::Warning => "🟠 warning",
             Severity::Info => "🔵 info",
+            _ => "⚪ other",
         };
         out.push_str(&format!(
             "| {icon} | `{}` | {} | {} | {} | {} |\n",
@@ -222,6 +225,7 @@ fn github(report: &Report) -> String {
             Severity::Breaking => "error",
             Severity::Warning => "warning",
             Severity::Info => "notice",
+            _ => "notice",
         };
         let mut message = format!("{}: {}", c.path, c.message);
         if let Some(v) = values(report, i) {
