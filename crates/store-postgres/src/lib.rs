@@ -22,6 +22,7 @@
 //!   run the database on a private network or a local socket.
 
 mod alerts;
+mod ops;
 mod queries;
 mod rows;
 mod schema;
