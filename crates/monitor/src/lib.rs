@@ -31,12 +31,17 @@
 //!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
 //!   retried with backoff, released on graceful shutdown.
 //!
+//! * [`metrics`] — process-wide counters of checks (by trigger and result), their durations,
+//!   schedule lag and delivery attempts, rendered in the Prometheus text format by the API's
+//!   `GET /metrics`.
+//!
 //! The crate has no HTTP-server code; the API maps [`MonitorError`] to status codes.
 
 pub mod alerts;
 mod body;
 mod client;
 mod error;
+pub mod metrics;
 mod monitor;
 pub mod outbox;
 mod resolve;
