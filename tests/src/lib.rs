@@ -39,6 +39,18 @@ pub fn binary() -> PathBuf {
     .clone()
 }
 
+/// The database flags for an admin command run by a test against `url`: `--database-url URL`,
+/// plus `--create` for the commands that accept it (`migrate`, `workspace …`), because the
+/// scenarios start from a database that does not exist yet (the refusal without `--create` has
+/// its own test).
+pub fn database_args<'a>(args: &[&str], url: &'a str) -> Vec<&'a str> {
+    let mut flags = vec!["--database-url", url];
+    if matches!(args.first(), Some(&"migrate" | &"workspace")) {
+        flags.push("--create");
+    }
+    flags
+}
+
 /// Runs `apidrift ARGS…` and returns its output.
 pub fn run(args: &[&str]) -> Output {
     match Command::new(binary()).args(args).output() {

@@ -389,7 +389,10 @@ mod tests {
         let s = load(Some(&file), &env(&[]), &Overrides::default())?;
         assert_eq!(s.log.format, LogFormat::Json);
         assert_eq!(s.log.filter.as_deref(), Some("warn"));
-        assert_eq!(s.metrics.token.as_ref().map(|t| t.expose()), Some("from-file"));
+        assert_eq!(
+            s.metrics.token.as_ref().map(|t| t.expose()),
+            Some("from-file")
+        );
 
         // APIDRIFT_LOG is the filter (not the whole section), APIDRIFT_LOG_FORMAT the format.
         let e = env(&[
@@ -398,9 +401,15 @@ mod tests {
             ("APIDRIFT_METRICS__TOKEN", "from-env"),
         ]);
         let s = load(Some(&file), &e, &Overrides::default())?;
-        assert_eq!(s.log.filter.as_deref(), Some("apidrift=debug,actix_web=warn"));
+        assert_eq!(
+            s.log.filter.as_deref(),
+            Some("apidrift=debug,actix_web=warn")
+        );
         assert_eq!(s.log.format, LogFormat::Text);
-        assert_eq!(s.metrics.token.as_ref().map(|t| t.expose()), Some("from-env"));
+        assert_eq!(
+            s.metrics.token.as_ref().map(|t| t.expose()),
+            Some("from-env")
+        );
         assert!(!format!("{s:?}").contains("from-env"));
 
         let bad = env(&[("APIDRIFT_LOG_FORMAT", "xml")]);

@@ -205,7 +205,10 @@ mod tests {
     #[test]
     fn descriptions_name_the_file_and_hide_passwords() {
         let abs = describe("sqlite://rel/a.db");
-        assert!(abs.starts_with("sqlite:///") && abs.ends_with("/rel/a.db"), "{abs}");
+        assert!(
+            abs.starts_with("sqlite:///") && abs.ends_with("/rel/a.db"),
+            "{abs}"
+        );
         assert_eq!(describe("sqlite:///var/a.db"), "sqlite:///var/a.db");
         assert!(describe("sqlite::memory:").starts_with("sqlite::memory:"));
         assert_eq!(
@@ -227,8 +230,9 @@ mod tests {
         let url = format!("sqlite://{}", path.display());
         let err = require_existing(&url, "pass --create").err().map(|e| e.0);
         assert!(
-            err.as_deref().is_some_and(|e| e.starts_with("no database at sqlite:///")
-                && e.contains("pass --create")),
+            err.as_deref().is_some_and(
+                |e| e.starts_with("no database at sqlite:///") && e.contains("pass --create")
+            ),
             "{err:?}"
         );
         std::fs::write(&path, b"")?;

@@ -113,9 +113,17 @@ mod tests {
     #[test]
     fn directives_follow_tracing_syntax() {
         // The example: debug for our crates, no longer silently `info`.
-        assert!(enabled("apidrift=debug", "apidrift::cmd::serve", Level::DEBUG));
+        assert!(enabled(
+            "apidrift=debug",
+            "apidrift::cmd::serve",
+            Level::DEBUG
+        ));
         assert!(enabled("apidrift=debug", "apidrift_api::app", Level::DEBUG));
-        assert!(!enabled("apidrift=debug", "apidrift_api::app", Level::TRACE));
+        assert!(!enabled(
+            "apidrift=debug",
+            "apidrift_api::app",
+            Level::TRACE
+        ));
         assert!(!enabled("apidrift=debug", "actix_server", Level::ERROR));
         let two = "apidrift=debug, actix_web=warn";
         assert!(enabled(two, "actix_web::x", Level::WARN));
@@ -144,13 +152,19 @@ mod tests {
             "=debug",
             "apidrift=",
         ] {
-            let err = parse_filter(Some(bad)).err().map(|e| e.0).unwrap_or_default();
+            let err = parse_filter(Some(bad))
+                .err()
+                .map(|e| e.0)
+                .unwrap_or_default();
             assert!(err.contains("log filter"), "{bad:?} accepted: {err}");
         }
         let err = parse_filter(Some("info,apidrift=verbose"))
             .err()
             .map(|e| e.0)
             .unwrap_or_default();
-        assert!(err.contains("`apidrift=verbose`") && err.contains("not a level"), "{err}");
+        assert!(
+            err.contains("`apidrift=verbose`") && err.contains("not a level"),
+            "{err}"
+        );
     }
 }

@@ -70,7 +70,12 @@ pub fn observe<B>(method: &Method, res: &ServiceResponse<B>, started: Instant) {
         .request()
         .match_pattern()
         .unwrap_or_else(|| UNMATCHED.to_owned());
-    record(route, method_label(method), res.status().as_u16(), started.elapsed());
+    record(
+        route,
+        method_label(method),
+        res.status().as_u16(),
+        started.elapsed(),
+    );
 }
 
 fn record(route: String, method: &'static str, status: u16, took: std::time::Duration) {
@@ -242,11 +247,7 @@ fn authorized(req: &HttpRequest, expected: &TokenDigest) -> bool {
     let (Some(value), None) = (values.next(), values.next()) else {
         return false;
     };
-    let Some(token) = value
-        .to_str()
-        .ok()
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
+    let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")) else {
         return false;
     };
     let given = digest(token.trim());
@@ -303,9 +304,19 @@ mod tests {
     fn series_are_counted_per_key_and_rendered_sorted() {
         let route = "/test/metrics/{id}".to_owned();
         for _ in 0..3 {
-            record(route.clone(), "GET", 200, std::time::Duration::from_millis(3));
+            record(
+                route.clone(),
+                "GET",
+                200,
+                std::time::Duration::from_millis(3),
+            );
         }
-        record(route.clone(), "GET", 404, std::time::Duration::from_millis(30));
+        record(
+            route.clone(),
+            "GET",
+            404,
+            std::time::Duration::from_millis(30),
+        );
         let mut out = String::new();
         render_http(&mut out);
         assert!(out.contains(

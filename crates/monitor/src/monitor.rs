@@ -327,7 +327,15 @@ impl Monitor {
             Err(_) => Some(CheckResult::Error),
         };
         if let Some(r) = counted {
-            crate::metrics::record_check(trigger, r, started.elapsed());
+            let took = started.elapsed();
+            crate::metrics::record_check(trigger, r, took);
+            tracing::debug!(
+                endpoint = %endpoint_id,
+                trigger = %trigger.as_str(),
+                result = %r.as_str(),
+                ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+                "check finished"
+            );
         }
         result
     }
