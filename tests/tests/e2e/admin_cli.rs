@@ -628,7 +628,11 @@ fn keygen_prints_a_key_the_configuration_accepts(db: &Db) -> TestResult {
     assert!(out.status.success());
     let key = text(&out.stdout);
     let parsed = SecretKey::parse(&key, "keygen output")?;
-    assert_bad_input(&db.run(&["keygen"]), "--database-url");
+    let url = db.url();
+    assert_bad_input(
+        &apidrift_e2e::run(&["keygen", "--database-url", &url]),
+        "--database-url",
+    );
     // Accepted as ENDPOINT_SECRET_KEY by `keys rotate` (empty database: nothing to do).
     db.json(&["migrate"])?;
     let rotate = db.run_env(&["keys", "rotate"], &[("ENDPOINT_SECRET_KEY", key.trim())]);
