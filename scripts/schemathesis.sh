@@ -48,7 +48,7 @@ export APIDRIFT_LIMITS__UNAUTHENTICATED_PER_MINUTE=1000000
 export APIDRIFT_LOG=warn
 
 # A workspace and a token with every scope, from the admin CLI.
-WS_JSON="$("$BIN" workspace create --name schemathesis --database-url "$DB")"
+WS_JSON="$("$BIN" workspace create --name schemathesis --create --database-url "$DB")"
 WS_ID="$(python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])' <<<"$WS_JSON")"
 TOKEN_JSON="$("$BIN" token create --workspace "$WS_ID" --role owner \
     --scopes endpoints:read,endpoints:write,checks:run,baselines:write --database-url "$DB")"

@@ -39,6 +39,24 @@ pub fn binary() -> PathBuf {
     .clone()
 }
 
+/// Subcommands that use no database (and take no database flags).
+pub const OFFLINE_COMMANDS: &[&str] = &["diff", "validate", "keygen", "snapshot"];
+
+/// The database flags for a command run by a test against `url`: none for an offline command,
+/// else `--database-url URL`, plus `--create` for the commands that accept it (`migrate`,
+/// `workspace …`), because the scenarios start from a database that does not exist yet (the
+/// refusal without `--create` has its own test).
+pub fn database_args<'a>(args: &[&str], url: &'a str) -> Vec<&'a str> {
+    if args.first().is_some_and(|c| OFFLINE_COMMANDS.contains(c)) {
+        return Vec::new();
+    }
+    let mut flags = vec!["--database-url", url];
+    if matches!(args.first(), Some(&"migrate" | &"workspace")) {
+        flags.push("--create");
+    }
+    flags
+}
+
 /// Runs `apidrift ARGS…` and returns its output.
 pub fn run(args: &[&str]) -> Output {
     match Command::new(binary()).args(args).output() {

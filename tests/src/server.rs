@@ -18,6 +18,10 @@ pub const CLEARED: &[&str] = &[
     "APIDRIFT_SECRET_KEY_FILE",
     "APIDRIFT_SERVER__BIND",
     "APIDRIFT_LOG",
+    "APIDRIFT_LOG_FORMAT",
+    "APIDRIFT_METRICS__TOKEN",
+    "APIDRIFT_WORKSPACE",
+    "NO_COLOR",
 ];
 
 /// A running `apidrift serve`. Its stdout and stderr are captured (see [`Server::output`]);
@@ -27,6 +31,8 @@ pub struct Server {
     child: Child,
     pub addr: SocketAddr,
     output: Arc<Mutex<String>>,
+    /// Standard error alone (the log).
+    stderr: Arc<Mutex<String>>,
     /// The token printed by the first-run bootstrap, when it ran.
     pub bootstrap_token: Option<String>,
 }
@@ -61,6 +67,7 @@ impl Server {
             .spawn()
             .map_err(|e| format!("cannot start serve: {e}"))?;
         let output = Arc::new(Mutex::new(String::new()));
+        let stderr_only = Arc::new(Mutex::new(String::new()));
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         if let Some(stdout) = child.stdout.take() {
             let output = output.clone();
@@ -73,9 +80,11 @@ impl Server {
         }
         if let Some(stderr) = child.stderr.take() {
             let output = output.clone();
+            let only = stderr_only.clone();
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                     push(&output, &line);
+                    push(&only, &line);
                 }
             });
         }
@@ -97,6 +106,7 @@ impl Server {
                             child,
                             addr,
                             output,
+                            stderr: stderr_only,
                             bootstrap_token,
                         });
                     }
@@ -120,6 +130,11 @@ impl Server {
     /// Everything the server wrote so far (stdout and stderr, line by line).
     pub fn output(&self) -> String {
         self.output.lock().map(|o| o.clone()).unwrap_or_default()
+    }
+
+    /// What the server wrote on standard error so far (its log), line by line.
+    pub fn stderr_output(&self) -> String {
+        self.stderr.lock().map(|o| o.clone()).unwrap_or_default()
     }
 
     /// Sends SIGTERM and waits (up to `timeout`) for the process to exit; its exit status.

@@ -33,7 +33,16 @@ pub const KEY_FILE_NAME: &str = "apidrift.key";
 const LIST_VARIABLES: &[(&str, &str)] =
     &[("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "outbound.allow_cidrs")];
 
-/// Flags every command accepts (`global = true`), D3.
+/// Variables with a name of their own for a key of `[log]`: `APIDRIFT_LOG` (the filter) and
+/// `APIDRIFT_LOG_FORMAT`. Without this mapping `APIDRIFT_LOG` would land on the `log` section
+/// itself.
+const LOG_VARIABLES: &[(&str, &str)] = &[
+    ("APIDRIFT_LOG", "log.filter"),
+    ("APIDRIFT_LOG_FORMAT", "log.format"),
+];
+
+/// The database flags of every command that uses a database (D3); `global` within that
+/// command, so they may follow any of its subcommands.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct GlobalArgs {
     /// Database URL: postgres://…, postgresql://…, sqlite://PATH, sqlite::memory: or a file
@@ -80,6 +89,41 @@ pub struct Settings {
     /// `[worker]`: the background loops of `serve --role worker|all` (D18).
     #[serde(default)]
     pub worker: WorkerSettings,
+    /// `[log]`: the log filter and line format of `serve`.
+    #[serde(default)]
+    pub log: LogSettings,
+    /// `[metrics]`: `GET /metrics`.
+    #[serde(default)]
+    pub metrics: MetricsSettings,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LogSettings {
+    /// `tracing` filter directives (`APIDRIFT_LOG`), e.g. `info` or
+    /// `apidrift=debug,actix_web=warn`; unset means `info`.
+    pub filter: Option<String>,
+    /// `text` (default) or `json`: one JSON object per line (`APIDRIFT_LOG_FORMAT`).
+    pub format: LogFormat,
+}
+
+/// The log line format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// `[metrics]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct MetricsSettings {
+    /// When set, `GET /metrics` requires `Authorization: Bearer TOKEN`
+    /// (`APIDRIFT_METRICS__TOKEN`).
+    pub token: Option<SecretString>,
 }
 
 /// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a
@@ -236,6 +280,7 @@ pub fn load(
             k.starts_with("APIDRIFT_")
                 && k.as_str() != "APIDRIFT_CONFIG"
                 && LIST_VARIABLES.iter().all(|(name, _)| name != k)
+                && LOG_VARIABLES.iter().all(|(name, _)| name != k)
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
@@ -256,6 +301,12 @@ pub fn load(
         });
         builder = builder
             .set_override_option::<_, Vec<String>>(*key, items)
+            .map_err(config_error)?;
+    }
+    for (name, key) in LOG_VARIABLES {
+        let value = env.get(*name).filter(|v| !v.trim().is_empty()).cloned();
+        builder = builder
+            .set_override_option(*key, value)
             .map_err(config_error)?;
     }
     let well_known = |name: &str| env.get(name).filter(|v| !v.trim().is_empty()).cloned();
@@ -398,6 +449,49 @@ mod tests {
         let s = load(Some(&file), &e, &flags)?;
         assert_eq!(s.database_url, "sqlite://flag.db");
         assert_eq!(s.server.bind, "127.0.0.1:3333");
+        Ok(())
+    }
+
+    #[test]
+    fn log_and_metrics_sections() -> TestResult {
+        let s = load(None, &env(&[]), &Overrides::default())?;
+        assert_eq!(s.log.format, LogFormat::Text);
+        assert!(s.log.filter.is_none() && s.metrics.token.is_none());
+
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        std::fs::write(
+            &file,
+            "[log]\nformat = \"json\"\nfilter = \"warn\"\n[metrics]\ntoken = \"from-file\"\n",
+        )?;
+        let s = load(Some(&file), &env(&[]), &Overrides::default())?;
+        assert_eq!(s.log.format, LogFormat::Json);
+        assert_eq!(s.log.filter.as_deref(), Some("warn"));
+        assert_eq!(
+            s.metrics.token.as_ref().map(|t| t.expose()),
+            Some("from-file")
+        );
+
+        // APIDRIFT_LOG is the filter (not the whole section), APIDRIFT_LOG_FORMAT the format.
+        let e = env(&[
+            ("APIDRIFT_LOG", "apidrift=debug,actix_web=warn"),
+            ("APIDRIFT_LOG_FORMAT", "text"),
+            ("APIDRIFT_METRICS__TOKEN", "from-env"),
+        ]);
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        assert_eq!(
+            s.log.filter.as_deref(),
+            Some("apidrift=debug,actix_web=warn")
+        );
+        assert_eq!(s.log.format, LogFormat::Text);
+        assert_eq!(
+            s.metrics.token.as_ref().map(|t| t.expose()),
+            Some("from-env")
+        );
+        assert!(!format!("{s:?}").contains("from-env"));
+
+        let bad = env(&[("APIDRIFT_LOG_FORMAT", "xml")]);
+        assert!(load(None, &bad, &Overrides::default()).is_err());
         Ok(())
     }
 

@@ -65,6 +65,66 @@ pub fn sqlite_file(url: &str) -> Option<PathBuf> {
     Some(PathBuf::from(path))
 }
 
+/// The database a URL names, for messages: a SQLite file as an absolute `sqlite://` URL, a
+/// PostgreSQL URL without its password and query string (which may hold credentials).
+pub fn describe(url: &str) -> String {
+    let url = url.trim();
+    match backend_for(url) {
+        Ok(Backend::Sqlite) => match sqlite_file(url) {
+            Some(path) => {
+                let abs = std::path::absolute(&path).unwrap_or(path);
+                format!("sqlite://{}", abs.display())
+            }
+            None => "sqlite::memory: (in memory, gone when the command ends)".into(),
+        },
+        Ok(Backend::Postgres) => {
+            let Some((scheme, rest)) = url.split_once("://") else {
+                return "postgres".into();
+            };
+            let rest = rest.split('?').next().unwrap_or(rest);
+            let (authority, path) = match rest.find('/') {
+                Some(i) => rest.split_at(i),
+                None => (rest, ""),
+            };
+            let host = match authority.rsplit_once('@') {
+                Some((userinfo, host)) => {
+                    let user = userinfo.split(':').next().unwrap_or_default();
+                    if user.is_empty() {
+                        host.to_owned()
+                    } else {
+                        format!("{user}@{host}")
+                    }
+                }
+                None => authority.to_owned(),
+            };
+            format!("{scheme}://{host}{path}")
+        }
+        Err(_) => "(unsupported URL)".into(),
+    }
+}
+
+/// Refuses to let an admin command create a database: a SQLite file that does not exist yet, or
+/// an in-memory one (its data would be gone when the command ends). PostgreSQL databases are
+/// created by their operator, never by apidrift, so they always pass. `hint` says how to create
+/// one on purpose.
+pub fn require_existing(url: &str, hint: &str) -> Result<(), CliError> {
+    if backend_for(url)? != Backend::Sqlite {
+        return Ok(());
+    }
+    match sqlite_file(url) {
+        Some(path) if path.exists() => Ok(()),
+        Some(_) => Err(CliError(format!(
+            "no database at {}: {hint}, or point --database-url (or DATABASE_URL) at the \
+             existing database",
+            describe(url)
+        ))),
+        None => Err(CliError(format!(
+            "sqlite::memory: would be a new, empty database that is gone when the command ends: \
+             {hint}"
+        ))),
+    }
+}
+
 /// Connects to the configured database. `migrate` applies pending migrations while connecting.
 pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, CliError> {
     let url = settings.database_url.trim();
@@ -156,6 +216,46 @@ mod tests {
             .map(|e| e.0)
             .unwrap_or_default();
         assert!(msg.contains("`mysql`") && !msg.contains("root"), "{msg}");
+    }
+
+    #[test]
+    fn descriptions_name_the_file_and_hide_passwords() {
+        let abs = describe("sqlite://rel/a.db");
+        assert!(
+            abs.starts_with("sqlite:///") && abs.ends_with("/rel/a.db"),
+            "{abs}"
+        );
+        assert_eq!(describe("sqlite:///var/a.db"), "sqlite:///var/a.db");
+        assert!(describe("sqlite::memory:").starts_with("sqlite::memory:"));
+        assert_eq!(
+            describe("postgres://app:hunter2@db.internal:5432/apidrift?sslmode=disable&password=x"),
+            "postgres://app@db.internal:5432/apidrift"
+        );
+        assert_eq!(
+            describe("postgresql://db/apidrift"),
+            "postgresql://db/apidrift"
+        );
+        assert_eq!(describe("postgres://:pw@h/d"), "postgres://h/d");
+        assert!(!describe("postgres://u:p@w@h/d").contains("p@w"));
+    }
+
+    #[test]
+    fn only_existing_sqlite_files_pass_without_create() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("x.db");
+        let url = format!("sqlite://{}", path.display());
+        let err = require_existing(&url, "pass --create").err().map(|e| e.0);
+        assert!(
+            err.as_deref().is_some_and(
+                |e| e.starts_with("no database at sqlite:///") && e.contains("pass --create")
+            ),
+            "{err:?}"
+        );
+        std::fs::write(&path, b"")?;
+        assert!(require_existing(&url, "").is_ok());
+        assert!(require_existing("sqlite::memory:", "").is_err());
+        assert!(require_existing("postgres://h/d", "").is_ok());
+        Ok(())
     }
 
     #[test]

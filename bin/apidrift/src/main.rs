@@ -11,22 +11,96 @@
 //! use 1 for "a change reached the threshold", `keys rotate` for values that did not open.
 
 mod cmd;
+mod color;
 mod config;
 mod db;
 mod error;
+mod logging;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use config::GlobalArgs;
 use std::process::ExitCode;
 
 /// apidrift — API drift monitor.
 #[derive(Debug, Parser)]
 #[command(name = "apidrift", version, about, propagate_version = true)]
 struct Cli {
+    /// When to colour output: `auto` colours a terminal unless NO_COLOR is set; `always` wins
+    /// over NO_COLOR and pipes; `never` never colours.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    color: color::ColorChoice,
+
+    /// The database flags also accepted before the subcommand (`apidrift --database-url X
+    /// token list …`); the subcommand's own flags win.
     #[command(flatten)]
-    global: config::GlobalArgs,
+    legacy: LegacyDbArgs,
 
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--database-url`/`--config` given before the subcommand: accepted for compatibility, shown
+/// only on the commands that use a database.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct LegacyDbArgs {
+    #[arg(long = "database-url", hide = true, value_name = "URL")]
+    database_url: Option<String>,
+    #[arg(long = "config", hide = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+}
+
+/// `--create` of the admin commands that may start from nothing.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+struct CreateFlag {
+    /// Create the database when it does not exist yet (a new SQLite file). Without it, a
+    /// missing database is an error, so a typo or another working directory never starts an
+    /// empty one.
+    #[arg(long, global = true)]
+    create: bool,
+}
+
+/// A command with arguments of its own that uses a database.
+#[derive(Debug, clap::Args)]
+struct WithDb<T: clap::Args> {
+    #[command(flatten)]
+    db: GlobalArgs,
+    #[command(flatten)]
+    args: T,
+}
+
+/// A group of admin subcommands that use a database.
+#[derive(Debug, clap::Args)]
+struct DbGroup<T: clap::Subcommand> {
+    #[command(flatten)]
+    db: GlobalArgs,
+    #[command(subcommand)]
+    command: T,
+}
+
+/// A group of admin subcommands that may create the database (`--create`).
+#[derive(Debug, clap::Args)]
+struct CreatingGroup<T: clap::Subcommand> {
+    #[command(flatten)]
+    db: GlobalArgs,
+    #[command(flatten)]
+    create: CreateFlag,
+    #[command(subcommand)]
+    command: T,
+}
+
+/// `migrate`: the database flags and `--create`.
+#[derive(Debug, clap::Args)]
+struct MigrateArgs {
+    #[command(flatten)]
+    db: GlobalArgs,
+    #[command(flatten)]
+    create: CreateFlag,
 }
 
 #[derive(Debug, Subcommand)]
@@ -34,58 +108,89 @@ enum Command {
     /// Print a fresh ENDPOINT_SECRET_KEY value (32 random bytes, standard base64) on one line.
     Keygen,
     /// Run the service: the REST API on --bind (default 127.0.0.1:3000).
-    Serve(cmd::serve::ServeArgs),
+    Serve(WithDb<cmd::serve::ServeArgs>),
     /// Apply pending database migrations and exit.
-    Migrate,
-    /// Create or change workspaces (plan, endpoint limit, check quota).
-    #[command(subcommand)]
-    Workspace(cmd::workspace::WorkspaceCommand),
+    Migrate(MigrateArgs),
+    /// Create, change or list workspaces (plan, endpoint limit, check quota).
+    Workspace(CreatingGroup<cmd::workspace::WorkspaceCommand>),
     /// Create, list and revoke API tokens.
-    #[command(subcommand)]
-    Token(cmd::token::TokenCommand),
-    /// Create, list and remove console users (D15).
-    #[command(subcommand)]
-    User(cmd::user::UserCommand),
+    Token(DbGroup<cmd::token::TokenCommand>),
+    /// Create, list and remove console users.
+    User(DbGroup<cmd::user::UserCommand>),
     /// Sealing-key maintenance: `keys rotate` re-seals stored secrets under the current key.
-    #[command(subcommand)]
-    Keys(cmd::keys::KeysCommand),
+    Keys(DbGroup<cmd::keys::KeysCommand>),
+    /// Write a consistent copy of a SQLite database while the service runs (PostgreSQL: use
+    /// pg_dump).
+    Backup(WithDb<cmd::backup::BackupArgs>),
     /// Compare two responses (snapshot or JSON files, `-` for stdin); exit 1 when a change
     /// reaches --fail-on (the offline CI gate).
     Diff(cmd::diff::DiffArgs),
     /// Check a response against an OpenAPI response contract; exit 1 on a violation.
     Validate(cmd::validate::ValidateArgs),
     /// Capture an endpoint's baseline now (fetches it through the SSRF-safe client).
-    #[command(subcommand)]
-    Baseline(cmd::baseline::BaselineCommand),
+    Baseline(DbGroup<cmd::baseline::BaselineCommand>),
     /// Attach or detach an endpoint's OpenAPI response contract.
-    #[command(subcommand)]
-    Contract(cmd::contract::ContractCommand),
-    /// Register, list and remove alert webhooks (D11).
-    #[command(subcommand)]
-    Webhook(cmd::webhook::WebhookCommand),
+    Contract(DbGroup<cmd::contract::ContractCommand>),
+    /// Register, list and remove alert webhooks.
+    Webhook(DbGroup<cmd::webhook::WebhookCommand>),
     /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
     Snapshot(cmd::snapshot::SnapshotArgs),
 }
 
+/// How to create a database on purpose, for commands without `--create`.
+const CREATE_HINT: &str = "create one with `apidrift migrate --create` (or start `apidrift serve`)";
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let choice = color::scan_args(&args);
+    let parsed = Cli::command()
+        .color(choice.for_clap())
+        .try_get_matches_from(&args)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage_error(&e),
     };
+    color::set(cli.color);
+    let legacy = cli.legacy;
+    let merge = |db: GlobalArgs| GlobalArgs {
+        database_url: db.database_url.or_else(|| legacy.database_url.clone()),
+        config: db.config.or_else(|| legacy.config.clone()),
+    };
     let result = match cli.command {
         Command::Keygen => cmd::keygen::run(),
-        Command::Serve(args) => cmd::serve::run(&cli.global, args),
-        Command::Migrate => cmd::migrate::run(&cli.global),
-        Command::Workspace(c) => cmd::workspace::run(&cli.global, c),
-        Command::Token(c) => cmd::token::run(&cli.global, c),
-        Command::User(c) => cmd::user::run(&cli.global, c),
-        Command::Keys(c) => cmd::keys::run(&cli.global, c),
+        Command::Serve(c) => cmd::serve::run(&merge(c.db), c.args),
+        Command::Migrate(c) => admin(&merge(c.db), c.create.create, "pass --create", |g| {
+            cmd::migrate::run(g)
+        }),
+        Command::Workspace(c) => admin(&merge(c.db), c.create.create, "pass --create", |g| {
+            cmd::workspace::run(g, c.command)
+        }),
+        Command::Token(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::token::run(g, c.command)
+        }),
+        Command::User(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::user::run(g, c.command)
+        }),
+        Command::Keys(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::keys::run(g, c.command)
+        }),
+        Command::Backup(c) => admin(&merge(c.db), false, "there is nothing to back up", |g| {
+            cmd::backup::run(g, c.args)
+        }),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Validate(args) => cmd::validate::run(args),
-        Command::Baseline(c) => cmd::baseline::run(&cli.global, c),
-        Command::Contract(c) => cmd::contract::run(&cli.global, c),
-        Command::Snapshot(args) => cmd::snapshot::run(&cli.global, args),
-        Command::Webhook(c) => cmd::webhook::run(&cli.global, c),
+        Command::Baseline(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::baseline::run(g, c.command)
+        }),
+        Command::Contract(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::contract::run(g, c.command)
+        }),
+        Command::Webhook(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::webhook::run(g, c.command)
+        }),
+        // Offline: the outbound allow-list comes from the environment alone.
+        Command::Snapshot(args) => cmd::snapshot::run(&GlobalArgs::default(), args),
     };
     match result {
         Ok(code) => code,
@@ -93,6 +198,29 @@ fn main() -> ExitCode {
             eprintln!("apidrift: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Runs an admin command against the configured database: refuses a database that does not
+/// exist yet unless `create` (saying `hint`), and names the database it used on stderr, in one
+/// line: `apidrift: database URL` after success, or appended to the error.
+fn admin(
+    global: &GlobalArgs,
+    create: bool,
+    hint: &str,
+    run: impl FnOnce(&GlobalArgs) -> Result<ExitCode, cmd::CliError>,
+) -> Result<ExitCode, cmd::CliError> {
+    let settings = config::load_from_process(global)?;
+    let shown = db::describe(&settings.database_url);
+    if !create {
+        db::require_existing(&settings.database_url, hint)?;
+    }
+    match run(global) {
+        Ok(code) => {
+            eprintln!("apidrift: database {shown}");
+            Ok(code)
+        }
+        Err(e) => Err(cmd::CliError(format!("{e} (database {shown})"))),
     }
 }
 

@@ -32,6 +32,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("/healthz", "GET"),
     ("/readyz", "GET"),
     ("/openapi.json", "GET"),
+    ("/metrics", "GET"),
     ("/api/check", "POST"),
     ("/api/openapi/parse", "POST"),
 ];
@@ -68,6 +69,7 @@ pub fn create_app(
                 }),
         )
         .route("/openapi.json", web::get().to(serve_openapi))
+        .configure(crate::metrics::configure)
         .configure(crate::console::configure)
         .default_service(web::to(fallback))
         .wrap_fn(|req, srv| {
@@ -87,6 +89,7 @@ pub fn create_app(
                     }
                 }
                 log_request(&method, &res, started);
+                crate::metrics::observe(&method, &res, started);
                 Ok(res)
             }
         })

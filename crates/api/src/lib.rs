@@ -26,7 +26,8 @@
 //!   utoipa from the handlers and the model's and the service's types.
 //!
 //! Routes (`docs/api.md` describes them for users):
-//! * no token: `GET /healthz`, `GET /readyz`, `GET /openapi.json`;
+//! * no token: `GET /healthz`, `GET /readyz`, `GET /openapi.json`, `GET /metrics` (Prometheus
+//!   text format; a bearer token only when `[metrics] token` is set, see [`metrics`]);
 //! * bearer token, `/api/v1`: `GET|POST /endpoints`, `GET /endpoints/{id}`,
 //!   `POST /endpoints/{id}/check`, `GET /diffs`, `GET /diffs/{id}`, `POST /diffs/{id}/accept`;
 //! * bearer token, `/v1` (D13): `POST /endpoints`, `GET /endpoints/{id}/diffs`,
@@ -40,6 +41,7 @@ pub mod auth;
 pub mod console;
 mod docs;
 pub mod error;
+pub mod metrics;
 pub mod openapi;
 mod query;
 pub mod ratelimit;

@@ -21,6 +21,9 @@ pub struct AppState {
     /// Per-address budgets of requests without a valid token: always in the process, because
     /// they are checked before any database lookup.
     pub ip_limiter: Arc<MemoryLimiter>,
+    /// SHA-256 of the bearer token `GET /metrics` requires (`[metrics] token`); `None` leaves
+    /// the route open.
+    pub metrics_token: Option<crate::metrics::TokenDigest>,
 }
 
 impl AppState {
@@ -32,12 +35,22 @@ impl AppState {
             limits,
             limiter: Arc::new(MemoryLimiter::default()),
             ip_limiter: Arc::new(MemoryLimiter::default()),
+            metrics_token: None,
         }
     }
 
     /// Replaces where per-workspace budgets live (e.g. the database, shared by instances).
     pub fn with_limiter(mut self, limiter: Arc<dyn Limiter>) -> Self {
         self.limiter = limiter;
+        self
+    }
+
+    /// Requires `Authorization: Bearer TOKEN` on `GET /metrics` (an empty token leaves it open).
+    pub fn with_metrics_token(mut self, token: Option<&str>) -> Self {
+        self.metrics_token = token
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(crate::metrics::digest);
         self
     }
 }

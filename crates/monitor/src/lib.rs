@@ -37,6 +37,10 @@
 //!   once per process over the store, the key ring, the allow-list and one outbound client, and
 //!   returning one error type, [`ServiceError`].
 //!
+//! * [`metrics`] — process-wide counters of checks (by trigger and result), their durations,
+//!   schedule lag and delivery attempts, rendered in the Prometheus text format by the API's
+//!   `GET /metrics`.
+//!
 //! The crate has no HTTP-server code; the API maps [`ServiceError`] to status codes, the CLI to
 //! exit codes. Feature `openapi` derives utoipa schemas for the service's answer types.
 
@@ -45,6 +49,7 @@ mod body;
 mod client;
 mod error;
 mod loops;
+pub mod metrics;
 mod monitor;
 pub mod outbox;
 mod resolve;

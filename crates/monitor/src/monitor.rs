@@ -2,6 +2,7 @@
 
 use crate::client::{Client, FetchRequest, FetchResponse};
 use crate::error::{FetchError, MonitorError};
+use crate::metrics::{CheckResult, Trigger};
 use apidrift_diff::contract::{Contract, parse_operation};
 use apidrift_diff::{
     Body, DEFAULT_TRACKED_HEADERS, IgnorePattern, Input, Json, Options, Shape, TextBody, diff,
@@ -296,6 +297,52 @@ impl Monitor {
     /// records the check, its diff (when a change exists) and the endpoint's figures in one
     /// store call. A fetch with no response is one `status_changed` change at `status`.
     pub async fn run_check(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<CheckOutcome, MonitorError> {
+        self.run_check_as(workspace_id, endpoint_id, Trigger::Manual)
+            .await
+    }
+
+    /// [`Monitor::run_check`], counted in the process metrics ([`crate::metrics`]) under
+    /// `trigger`: a check that ran is `clean`, `drift` (a diff was recorded) or `error` (no
+    /// response, or the pipeline failed); a refusal before it ran (unknown endpoint, no baseline,
+    /// quota exhausted) is not counted.
+    pub async fn run_check_as(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        trigger: Trigger,
+    ) -> Result<CheckOutcome, MonitorError> {
+        let started = std::time::Instant::now();
+        let result = self.run_check_uncounted(workspace_id, endpoint_id).await;
+        let counted = match &result {
+            Ok(o) if o.error_kind.is_some() => Some(CheckResult::Error),
+            Ok(o) if o.diff_id.is_some() => Some(CheckResult::Drift),
+            Ok(_) => Some(CheckResult::Clean),
+            Err(
+                MonitorError::NotFound
+                | MonitorError::NoBaseline
+                | MonitorError::QuotaExhausted { .. },
+            ) => None,
+            Err(_) => Some(CheckResult::Error),
+        };
+        if let Some(r) = counted {
+            let took = started.elapsed();
+            crate::metrics::record_check(trigger, r, took);
+            tracing::debug!(
+                endpoint = %endpoint_id,
+                trigger = %trigger.as_str(),
+                result = %r.as_str(),
+                ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+                "check finished"
+            );
+        }
+        result
+    }
+
+    async fn run_check_uncounted(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,

@@ -129,6 +129,11 @@ async fn deliver(ctx: &Ctx, d: ClaimedDelivery) {
             }
         }
     };
+    crate::metrics::record_delivery(match outcome {
+        DeliveryOutcome::Delivered => crate::metrics::DeliveryResult::Delivered,
+        DeliveryOutcome::Retry(_) => crate::metrics::DeliveryResult::Retry,
+        DeliveryOutcome::Failed => crate::metrics::DeliveryResult::Failed,
+    });
     if let Some(e) = &error {
         tracing::info!(delivery = %d.id, attempt = d.attempts + 1, error = %e, "webhook delivery failed");
     }

@@ -137,6 +137,9 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
 async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
     let started = OffsetDateTime::now_utc();
     let lag = (started - item.next_run_at).whole_milliseconds().max(0);
+    crate::metrics::record_schedule_lag(std::time::Duration::from_millis(
+        u64::try_from(lag).unwrap_or(0),
+    ));
     ctx.stats
         .lags
         .lock()
@@ -178,7 +181,11 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
         );
     }
     match store.active_baseline(ws, ep).await {
-        Ok(Some(_)) => match ctx.monitor.run_check(ws, ep).await {
+        Ok(Some(_)) => match ctx
+            .monitor
+            .run_check_as(ws, ep, crate::metrics::Trigger::Scheduled)
+            .await
+        {
             Ok(o) => (
                 format!(
                     "checked: {} changes, {} alerts queued",

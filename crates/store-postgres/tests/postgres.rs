@@ -34,6 +34,7 @@ async fn teardown(db: TestDb) -> Result<(), TestDbError> {
 }
 
 apidrift_store::conformance_suite!(setup = setup, teardown = teardown);
+apidrift_store::ops_conformance_suite!(setup = setup, teardown = teardown);
 
 /// An empty database of its own (not from the template).
 async fn empty_db() -> Result<Option<TestDb>, TestDbError> {
@@ -185,4 +186,17 @@ async fn raw_dump_holds_no_canary_secret() -> TestResult {
     drop(store);
     db.drop_db().await?;
     result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backup_is_refused_with_a_pointer_to_pg_dump() -> TestResult {
+    let Some((store, db)) = setup().await? else {
+        return Ok(());
+    };
+    let target = std::env::temp_dir().join(format!("apidrift-pg-backup-{}.db", Uuid::now_v7()));
+    let err = store.backup_to(&target).await.err();
+    db.drop_db().await?;
+    assert!(matches!(err, Some(StoreError::Unsupported(_))), "{err:?}");
+    assert!(!target.exists());
+    Ok(())
 }

@@ -4,7 +4,7 @@
 
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey};
 use apidrift_store::testkit::{self, TestResult};
-use apidrift_store::{ConnectOptions, SealedField, Store, StoreError};
+use apidrift_store::{ConnectOptions, OpsStore, SealedField, Store, StoreError};
 use apidrift_store_sqlite::SqliteStore;
 use std::sync::Arc;
 use tempfile::TempDir;
@@ -35,6 +35,7 @@ async fn teardown(dir: TempDir) -> Result<(), BoxError> {
 }
 
 apidrift_store::conformance_suite!(setup = setup, teardown = teardown);
+apidrift_store::ops_conformance_suite!(setup = setup, teardown = teardown);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_run_up_from_empty() -> TestResult {
@@ -141,5 +142,76 @@ async fn raw_dump_holds_no_canary_secret() -> TestResult {
     drop(store);
     let dump = raw_dump(dir.path())?;
     canary.assert_dump(&token_hash, |needle| contains(&dump, needle))?;
+    Ok(())
+}
+
+/// Opens a backup copy without migrating it (it must already be complete).
+async fn open_copy(path: &std::path::Path) -> Result<SqliteStore, StoreError> {
+    SqliteStore::connect_with(
+        &format!("sqlite://{}", path.display()),
+        ConnectOptions {
+            migrate: false,
+            ..ConnectOptions::default()
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn backup_copies_every_committed_row_while_writers_continue() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("live.db").display());
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::connect(&url).await?);
+    let ws = testkit::workspace(&*store, "live", None, None).await?;
+    for i in 0..50i64 {
+        let row = testkit::plain_endpoint(&format!("before-{i}"), testkit::at(i));
+        store.create_endpoints(ws.id, vec![row]).await?;
+    }
+    // A writer keeps inserting while the backup runs.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (store, stop) = (store.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0i64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let row = testkit::plain_endpoint(&format!("during-{n}"), testkit::at(1000 + n));
+                store.create_endpoints(ws.id, vec![row]).await?;
+                n += 1;
+            }
+            Ok::<i64, StoreError>(n)
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let committed_before = store.count_endpoints(ws.id).await?;
+    let target = dir.path().join("copy.db");
+    store.backup_to(&target).await?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written_during = writer.await??;
+    assert!(written_during > 0, "the writer never ran");
+    let copy = open_copy(&target).await?;
+    let copied = copy.count_endpoints(ws.id).await?;
+    assert!(copied >= committed_before, "{copied} < {committed_before}");
+    assert!(copied <= store.count_endpoints(ws.id).await?);
+    assert_eq!(copy.list_workspaces().await?, vec![ws.clone()]);
+    // No partial file is left beside the copy.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".partial-"))
+        .collect();
+    assert!(leftovers.is_empty());
+
+    // An existing file is never overwritten.
+    let err = store.backup_to(&target).await.err();
+    assert!(matches!(err, Some(StoreError::InvalidInput(ref m)) if m.contains("already exists")));
+    assert_eq!(
+        open_copy(&target).await?.count_endpoints(ws.id).await?,
+        copied
+    );
+    // A folder that does not exist fails cleanly.
+    let err = store
+        .backup_to(&dir.path().join("missing-dir").join("x.db"))
+        .await
+        .err();
+    assert!(err.is_some());
     Ok(())
 }

@@ -36,7 +36,8 @@
 //!   marked "operator" or "authentication" in their docs: token lookup by hash (authentication
 //!   finds the workspace from the token), `revoke_token_by_id` (`apidrift token revoke ID`),
 //!   `endpoint_workspace` (`apidrift baseline capture ID`, `apidrift contract attach ID`),
-//!   `count_workspaces` (first-run bootstrap) and the rewrap iteration (`keys rotate`).
+//!   `count_workspaces` (first-run bootstrap), the rewrap iteration (`keys rotate`) and the
+//!   operator reads of [`OpsStore`] (`workspace list`, `/metrics`, `backup`).
 //! * **Ids and clocks come from the caller.** Input types carry the new row's `id` (use
 //!   [`new_id`], a UUIDv7) and its timestamps. The seal crate binds a sealed blob to its row id, so
 //!   the id must be known before the blob is sealed. Timestamps are stored with microsecond
@@ -49,6 +50,7 @@
 //!   error.
 
 pub mod alerts;
+pub mod ops;
 pub mod rules;
 pub mod text;
 pub mod types;
@@ -61,9 +63,12 @@ pub mod testkit;
 #[cfg(feature = "testkit")]
 pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
+pub mod testkit_ops;
+#[cfg(feature = "testkit")]
 pub mod testkit_text;
 
 pub use alerts::*;
+pub use ops::*;
 pub use types::*;
 pub use users::*;
 
@@ -105,6 +110,9 @@ pub enum StoreError {
     /// Any other database failure.
     #[error("database error: {0}")]
     Database(String),
+    /// This adapter does not offer the operation (e.g. `backup_to` on PostgreSQL).
+    #[error("not supported: {0}")]
+    Unsupported(String),
 }
 
 impl StoreError {
@@ -120,7 +128,7 @@ impl StoreError {
 /// id and a row id answer [`StoreError::NotFound`] (writes) or `Ok(None)` (reads) when the row is
 /// missing *or belongs to another workspace*.
 #[async_trait]
-pub trait Store: UserStore + AlertStore + Send + Sync + std::fmt::Debug {
+pub trait Store: UserStore + AlertStore + OpsStore + Send + Sync + std::fmt::Debug {
     // ---------------------------------------------------------------- database
 
     /// Which adapter this is.

@@ -82,7 +82,7 @@ impl Db {
         let url = self.url();
         let mut cmd = Command::new(binary());
         cmd.args(args)
-            .args(["--database-url", &url])
+            .args(apidrift_e2e::database_args(args, &url))
             .current_dir(self.dir.path());
         for name in CLEARED {
             cmd.env_remove(name);
@@ -550,10 +550,12 @@ fn global_flags_and_configuration_layers() -> TestResult {
             "create",
             "--name",
             "Before",
+            "--create",
         ])
         .current_dir(db.dir.path())
         .output()?;
     assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(db.path().exists());
 
     // DATABASE_URL, then --config with a file, each selecting another database.
     let other = db.dir.path().join("other.db");
@@ -562,7 +564,7 @@ fn global_flags_and_configuration_layers() -> TestResult {
         cmd.env_remove(name);
     }
     let out = cmd
-        .args(["workspace", "create", "--name", "FromEnv"])
+        .args(["workspace", "create", "--name", "FromEnv", "--create"])
         .env("DATABASE_URL", format!("sqlite://{}", other.display()))
         .current_dir(db.dir.path())
         .output()?;
@@ -580,7 +582,7 @@ fn global_flags_and_configuration_layers() -> TestResult {
         cmd.env_remove(name);
     }
     let out = cmd
-        .args(["migrate", "--config"])
+        .args(["migrate", "--create", "--config"])
         .arg(&config)
         .current_dir(db.dir.path())
         .output()?;
@@ -621,11 +623,18 @@ fn global_flags_and_configuration_layers() -> TestResult {
 }
 
 fn keygen_prints_a_key_the_configuration_accepts(db: &Db) -> TestResult {
-    let out = db.run(&["keygen"]);
+    // keygen is offline: it takes no database flags.
+    let out = apidrift_e2e::run(&["keygen"]);
     assert!(out.status.success());
     let key = text(&out.stdout);
     let parsed = SecretKey::parse(&key, "keygen output")?;
+    let url = db.url();
+    assert_bad_input(
+        &apidrift_e2e::run(&["keygen", "--database-url", &url]),
+        "--database-url",
+    );
     // Accepted as ENDPOINT_SECRET_KEY by `keys rotate` (empty database: nothing to do).
+    db.json(&["migrate"])?;
     let rotate = db.run_env(&["keys", "rotate"], &[("ENDPOINT_SECRET_KEY", key.trim())]);
     assert!(rotate.status.success(), "{}", text(&rotate.stderr));
     let report: Value = serde_json::from_slice(&rotate.stdout)?;

@@ -100,7 +100,7 @@ impl Env {
     fn cli(&self, args: &[&str]) -> Result<Value, Box<dyn Error>> {
         let mut cmd = Command::new(binary());
         cmd.args(args)
-            .args(["--database-url", &self.url])
+            .args(apidrift_e2e::database_args(args, &self.url))
             .current_dir(self.dir.path());
         for name in CLEARED {
             cmd.env_remove(name);
@@ -297,9 +297,27 @@ fn entry(name: &str) -> Value {
 
 // ------------------------------------------------------------------------------------ scenarios
 
+/// The log line format a scenario runs the server with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+fn routes_statuses_and_isolation(backend: Backend) -> TestResult {
+    routes_statuses_and_isolation_logged(backend, LogFormat::Text)
+}
+
+/// The canary scenario again with `APIDRIFT_LOG_FORMAT=json`: every log line is one JSON
+/// object, and no secret reaches them either.
+#[test]
+fn routes_statuses_and_isolation_with_json_logs() -> TestResult {
+    routes_statuses_and_isolation_logged(Backend::Sqlite, LogFormat::Json)
+}
+
 /// Every route × every status of the spec, tenant isolation, pagination, filters, ordering, the
 /// error format of D5, and the canary credential and token.
-fn routes_statuses_and_isolation(backend: Backend) -> TestResult {
+fn routes_statuses_and_isolation_logged(backend: Backend, format: LogFormat) -> TestResult {
     let Some(env) = Env::new(backend)? else {
         return Ok(());
     };
@@ -315,6 +333,9 @@ fn routes_statuses_and_isolation(backend: Backend) -> TestResult {
     let key_text = SecretKey::generate()?.to_base64().to_string();
     let mut vars: Vec<(&str, &str)> = HIGH_LIMITS.to_vec();
     vars.push(("ENDPOINT_SECRET_KEY", &key_text));
+    if format == LogFormat::Json {
+        vars.push(("APIDRIFT_LOG_FORMAT", "json"));
+    }
     let server = env.serve(&["--no-bootstrap"], &vars)?;
     let c = Client::new(&server);
 
@@ -811,12 +832,38 @@ fn routes_statuses_and_isolation(backend: Backend) -> TestResult {
             >= 3
     );
     // One request line per request, with the path template and the workspace.
-    assert!(
-        logs.contains("route=/api/v1/endpoints/{id} status=200"),
-        "{logs}"
-    );
-    assert!(logs.contains(&format!("workspace={a}")));
     assert!(!logs.contains(&b_endpoint), "raw paths are not logged");
+    if format == LogFormat::Text {
+        assert!(
+            logs.contains("route=/api/v1/endpoints/{id} status=200"),
+            "{logs}"
+        );
+        assert!(logs.contains(&format!("workspace={a}")));
+        return Ok(());
+    }
+    // JSON: every line on stderr is one JSON object with a time, a level and a target.
+    let lines: Vec<Value> = server
+        .stderr_output()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).map_err(|e| format!("{e}: {l:?}")))
+        .collect::<Result<_, _>>()?;
+    assert!(lines.len() > 10, "{} log lines", lines.len());
+    for line in &lines {
+        assert!(
+            line["timestamp"].is_string()
+                && line["level"].is_string()
+                && line["target"].is_string(),
+            "{line}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l["target"] == "apidrift::request"
+            && l["route"] == "/api/v1/endpoints/{id}"
+            && l["status"] == 200
+            && l["method"] == "GET"
+            && l["workspace"] == a.as_str()),
+        "no request line for GET /api/v1/endpoints/{{id}}"
+    );
     Ok(())
 }
 

@@ -73,7 +73,7 @@ impl Env {
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(binary());
         cmd.args(args)
-            .args(["--database-url", &self.url])
+            .args(apidrift_e2e::database_args(args, &self.url))
             .current_dir(self.dir.path());
         for name in CLEARED {
             cmd.env_remove(name);

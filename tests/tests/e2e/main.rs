@@ -9,4 +9,6 @@ mod console;
 mod console_browser;
 mod diff_cli;
 mod env;
+mod metrics;
+mod ops;
 mod scaleout;

@@ -150,7 +150,7 @@ fn cli(
 ) -> Result<Value, Box<dyn Error>> {
     let mut cmd = Command::new(binary());
     cmd.args(args)
-        .args(["--database-url", url])
+        .args(apidrift_e2e::database_args(args, url))
         .current_dir(dir);
     for name in CLEARED {
         cmd.env_remove(name);

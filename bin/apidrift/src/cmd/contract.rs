@@ -22,6 +22,7 @@ pub enum ContractCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct AttachArgs {
+    /// The endpoint to attach the contract to.
     #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
     endpoint: Uuid,
     /// The OpenAPI document (JSON or YAML), `-` for stdin.
@@ -40,6 +41,7 @@ pub struct AttachArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct DetachArgs {
+    /// The endpoint whose contract to remove.
     #[arg(value_name = "ENDPOINT_ID", value_parser = parse_id)]
     endpoint: Uuid,
     /// The endpoint's workspace (looked up from the endpoint id when not given).

@@ -89,7 +89,10 @@ pub fn finish(
             t.push('\n');
             t
         }
-        Format::Text => text(report, std::io::stdout().is_terminal()),
+        Format::Text => text(
+            report,
+            crate::color::enabled(crate::color::choice(), std::io::stdout().is_terminal()),
+        ),
         Format::Markdown => markdown(report),
         Format::Github => github(report),
     };

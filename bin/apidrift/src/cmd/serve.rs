@@ -33,7 +33,7 @@ pub struct ServeArgs {
     /// Skip the first-run setup (key file, `default` workspace, owner token).
     #[arg(long)]
     no_bootstrap: bool,
-    /// What this process does (D18): `api` serves HTTP, `worker` runs due schedules and webhook
+    /// What this process does: `api` serves HTTP, `worker` runs due schedules and webhook
     /// deliveries, `all` both.
     #[arg(long, value_enum, default_value = "all", env = "APIDRIFT_ROLE")]
     role: Role18,
@@ -49,12 +49,12 @@ pub enum Role18 {
 
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
     let env: HashMap<String, String> = std::env::vars().collect();
-    init_logging(env.get("APIDRIFT_LOG").map(String::as_str));
     let overrides = Overrides {
         database_url: global.database_url.clone(),
         bind: args.bind.clone(),
     };
     let settings = config::load(global.config.as_deref(), &env, &overrides)?;
+    crate::logging::init(&settings.log)?;
     let limits = rate_limits(&settings.limits)?;
     let allow = db::allow_list(&settings)?;
     actix_web::rt::System::new().block_on(serve(settings, args, limits, allow))
@@ -106,8 +106,10 @@ async fn serve(
         tracing::info!("stopped");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut state = AppState::new(service, limits);
-    if store.backend() == Backend::Postgres {
+    let shared = store.backend() == Backend::Postgres;
+    let mut state = AppState::new(service, limits)
+        .with_metrics_token(settings.metrics.token.as_ref().map(|t| t.expose()));
+    if shared {
         // Every instance on the database shares the per-workspace budgets (D17).
         state = state.with_limiter(Arc::new(StoreLimiter::new(store)));
     }
@@ -252,24 +254,6 @@ fn rate_limits(s: &LimitSettings) -> Result<RateLimits, CliError> {
         creates: quota("creates_per_minute", s.creates_per_minute)?,
         unauthenticated: quota("unauthenticated_per_minute", s.unauthenticated_per_minute)?,
     })
-}
-
-/// Logs on stderr; `APIDRIFT_LOG` = error|warn|info|debug|trace (default info).
-fn init_logging(level: Option<&str>) {
-    use tracing_subscriber::filter::LevelFilter;
-    let level = match level.map(str::trim).map(str::to_ascii_lowercase).as_deref() {
-        Some("error") => LevelFilter::ERROR,
-        Some("warn") => LevelFilter::WARN,
-        Some("debug") => LevelFilter::DEBUG,
-        Some("trace") => LevelFilter::TRACE,
-        Some("off") => LevelFilter::OFF,
-        _ => LevelFilter::INFO,
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }
 
 #[cfg(test)]

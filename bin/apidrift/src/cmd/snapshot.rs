@@ -34,7 +34,7 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u32).range(1..=60_000))]
     timeout_ms: u32,
-    /// Follow up to 5 redirects (D14 rules apply at every hop).
+    /// Follow up to 5 redirects (the outbound address rules apply at every hop).
     #[arg(long)]
     follow_redirects: bool,
 }

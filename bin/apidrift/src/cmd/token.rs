@@ -27,7 +27,7 @@ pub enum TokenCommand {
 #[derive(Debug, clap::Args)]
 pub struct CreateArgs {
     /// The workspace the token belongs to.
-    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Uuid,
     /// Scopes, comma separated: endpoints:read, endpoints:write, checks:run, baselines:write.
     #[arg(long, value_name = "SCOPES", value_delimiter = ',', value_parser = parse_scope)]
@@ -46,7 +46,7 @@ pub struct CreateArgs {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     /// The workspace whose tokens to list.
-    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Uuid,
 }
 

@@ -32,7 +32,7 @@ pub struct CreateArgs {
     #[arg(long, required = true)]
     password_stdin: bool,
     /// The workspace the user belongs to.
-    #[arg(long, value_name = "ID", value_parser = parse_id)]
+    #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Uuid,
     /// Role: viewer, member, admin or owner.
     #[arg(long, value_parser = parse_role, default_value = "member")]

@@ -40,6 +40,7 @@ pub struct AddArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
+    /// The workspace whose webhooks to list.
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Uuid,
 }
@@ -49,6 +50,7 @@ pub struct RemoveArgs {
     /// The webhook id.
     #[arg(value_name = "WEBHOOK_ID", value_parser = parse_id)]
     id: Uuid,
+    /// The webhook's workspace.
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Uuid,
 }

@@ -1,5 +1,6 @@
-//! `apidrift workspace create|update` (D3, D17). Both print one JSON object
-//! `{"id","name","plan","endpointLimit","checkQuota"}`; limits are `null` when unlimited.
+//! `apidrift workspace create|update|list` (D3, D17). `create` and `update` print one JSON
+//! object `{"id","name","plan","endpointLimit","checkQuota"}`; `list` prints a JSON array of
+//! them, oldest first. Limits are `null` when unlimited.
 
 use super::CliError;
 use crate::config::{self, GlobalArgs};
@@ -16,6 +17,8 @@ pub enum WorkspaceCommand {
     Create(CreateArgs),
     /// Change a workspace's name, plan or limits and print it as JSON.
     Update(UpdateArgs),
+    /// List every workspace as a JSON array, oldest first.
+    List,
 }
 
 #[derive(Debug, clap::Args)]
@@ -91,14 +94,20 @@ struct Output<'a> {
     check_quota: Option<u32>,
 }
 
+impl<'a> From<&'a Workspace> for Output<'a> {
+    fn from(ws: &'a Workspace) -> Self {
+        Output {
+            id: ws.id,
+            name: &ws.name,
+            plan: ws.plan,
+            endpoint_limit: ws.endpoint_limit,
+            check_quota: ws.check_quota,
+        }
+    }
+}
+
 fn print(ws: &Workspace) -> Result<(), CliError> {
-    super::print_json(&Output {
-        id: ws.id,
-        name: &ws.name,
-        plan: ws.plan,
-        endpoint_limit: ws.endpoint_limit,
-        check_quota: ws.check_quota,
-    })
+    super::print_json(&Output::from(ws))
 }
 
 pub fn run(global: &GlobalArgs, command: WorkspaceCommand) -> Result<ExitCode, CliError> {
@@ -106,6 +115,11 @@ pub fn run(global: &GlobalArgs, command: WorkspaceCommand) -> Result<ExitCode, C
     db::block_on(async {
         let service = db::service(&settings, false).await?;
         let workspace = match command {
+            WorkspaceCommand::List => {
+                let all = service.list_workspaces().await?;
+                let listed: Vec<Output<'_>> = all.iter().map(Output::from).collect();
+                return super::print_json(&listed);
+            }
             WorkspaceCommand::Create(args) => {
                 service
                     .create_workspace(

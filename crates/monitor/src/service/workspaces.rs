@@ -57,6 +57,11 @@ impl Service {
             .await?)
     }
 
+    /// Operator (`apidrift workspace list`): every workspace, oldest first.
+    pub async fn list_workspaces(&self) -> Result<Vec<Workspace>, ServiceError> {
+        Ok(self.store.list_workspaces().await?)
+    }
+
     /// Changes a workspace and returns it. A new plan brings its limits unless they are given.
     pub async fn update_workspace(
         &self,

@@ -1,0 +1,335 @@
+//! `GET /metrics`: the Prometheus text exposition format (0.0.4) on the main port.
+//!
+//! Without `[metrics] token` the route needs no credential (like `/healthz`); with one, it needs
+//! `Authorization: Bearer TOKEN` and answers 401 otherwise. Families (see docs/operations.md):
+//!
+//! * `apidrift_http_requests_total{route,method,status}` and
+//!   `apidrift_http_request_duration_seconds{route}` (histogram), counted by [`observe`], which
+//!   the request middleware calls once per response. `route` is the matched route template
+//!   (`/api/v1/endpoints/{id}`), never the raw path; a request no route matched is
+//!   `route="(unmatched)"`, and `method` is one of the standard methods or `other`, so the label
+//!   sets stay bounded whatever clients send.
+//! * the check, schedule and delivery families of [`apidrift_monitor::metrics`];
+//! * `apidrift_endpoints{health}` and `apidrift_outbox_pending`, gauges read from the store at
+//!   scrape time (so every instance on one database reports the same figures), and
+//!   `apidrift_store_up` (1 when that read succeeded).
+
+use crate::state::AppState;
+use actix_web::dev::ServiceResponse;
+use actix_web::http::{Method, header};
+use actix_web::{HttpRequest, HttpResponse, web};
+use apidrift_model::Health;
+use apidrift_monitor::metrics::{Histogram, family};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, RwLock};
+use std::time::Instant;
+
+/// The `Content-Type` of the text exposition format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The route label of requests no route matched.
+pub const UNMATCHED: &str = "(unmatched)";
+/// Most distinct (route, method, status) series kept; later ones are counted under
+/// `route="(other)"`. Route templates are a fixed set, so this only guards against surprises.
+const MAX_SERIES: usize = 2000;
+
+/// Request-duration buckets (seconds).
+const HTTP_BOUNDS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+type Key = (String, &'static str, u16);
+
+#[derive(Default)]
+struct Http {
+    requests: RwLock<HashMap<Key, AtomicU64>>,
+    durations: RwLock<HashMap<String, Histogram<11>>>,
+}
+
+static HTTP: LazyLock<Http> = LazyLock::new(Http::default);
+
+/// The method label: a standard method's name, or `other`.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
+}
+
+/// Counts one response: called by the request middleware with the request's method and the time
+/// it started.
+pub fn observe<B>(method: &Method, res: &ServiceResponse<B>, started: Instant) {
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| UNMATCHED.to_owned());
+    record(
+        route,
+        method_label(method),
+        res.status().as_u16(),
+        started.elapsed(),
+    );
+}
+
+fn record(route: String, method: &'static str, status: u16, took: std::time::Duration) {
+    let http = &*HTTP;
+    let mut key = (route, method, status);
+    let counted = http
+        .requests
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .map(|c| c.fetch_add(1, Ordering::Relaxed))
+        .is_some();
+    if !counted {
+        let mut map = http.requests.write().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_SERIES && !map.contains_key(&key) {
+            key.0 = "(other)".to_owned();
+        }
+        map.entry(key.clone())
+            .or_insert_with(|| AtomicU64::new(0))
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let route = key.0;
+    let observed = http
+        .durations
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&route)
+        .map(|h| h.observe(took))
+        .is_some();
+    if !observed {
+        http.durations
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(route)
+            .or_insert_with(|| Histogram::new(HTTP_BOUNDS))
+            .observe(took);
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn render_http(out: &mut String) {
+    let http = &*HTTP;
+    family(
+        out,
+        "apidrift_http_requests_total",
+        "counter",
+        "HTTP requests answered, by route template, method and status.",
+    );
+    {
+        let map = http.requests.read().unwrap_or_else(|p| p.into_inner());
+        let mut rows: Vec<(&Key, u64)> = map
+            .iter()
+            .map(|(k, v)| (k, v.load(Ordering::Relaxed)))
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        for ((route, method, status), n) in rows {
+            let _ = writeln!(
+                out,
+                "apidrift_http_requests_total{{route=\"{}\",method=\"{method}\",status=\"{status}\"}} {n}",
+                escape(route)
+            );
+        }
+    }
+    family(
+        out,
+        "apidrift_http_request_duration_seconds",
+        "histogram",
+        "Time from receiving a request to its response, by route template.",
+    );
+    let map = http.durations.read().unwrap_or_else(|p| p.into_inner());
+    let mut routes: Vec<&String> = map.keys().collect();
+    routes.sort();
+    for route in routes {
+        if let Some(h) = map.get(route) {
+            let labels = format!("route=\"{}\"", escape(route));
+            h.render(out, "apidrift_http_request_duration_seconds", &labels);
+        }
+    }
+}
+
+const HEALTHS: [Health; 5] = [
+    Health::Healthy,
+    Health::Warning,
+    Health::Breaking,
+    Health::Unknown,
+    Health::Checking,
+];
+
+/// The whole exposition: HTTP, checks, schedules, deliveries, then the store's gauges.
+async fn render(state: &AppState) -> String {
+    let mut out = String::with_capacity(16 * 1024);
+    family(
+        &mut out,
+        "apidrift_build_info",
+        "gauge",
+        "Always 1; the version of this process.",
+    );
+    let _ = writeln!(
+        out,
+        "apidrift_build_info{{version=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION")
+    );
+    render_http(&mut out);
+    apidrift_monitor::metrics::render(&mut out);
+    let gauges = state.store.operator_gauges().await;
+    if let Err(e) = &gauges {
+        tracing::warn!(error = %e, "metrics: reading the store's figures failed");
+    }
+    family(
+        &mut out,
+        "apidrift_store_up",
+        "gauge",
+        "1 when this scrape could read the store's figures, else 0.",
+    );
+    let _ = writeln!(out, "apidrift_store_up {}", u8::from(gauges.is_ok()));
+    if let Ok(g) = gauges {
+        family(
+            &mut out,
+            "apidrift_endpoints",
+            "gauge",
+            "Endpoints by health, across every workspace (read from the store at scrape time).",
+        );
+        for h in HEALTHS {
+            let _ = writeln!(
+                out,
+                "apidrift_endpoints{{health=\"{}\"}} {}",
+                h.as_str(),
+                g.endpoints(h)
+            );
+        }
+        family(
+            &mut out,
+            "apidrift_outbox_pending",
+            "gauge",
+            "Webhook deliveries waiting to be sent, retries included (read from the store).",
+        );
+        let _ = writeln!(out, "apidrift_outbox_pending {}", g.outbox_pending);
+    }
+    out
+}
+
+/// The SHA-256 of the metrics token (what [`AppState`] keeps). Its `Debug` prints no digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TokenDigest([u8; 32]);
+
+impl std::fmt::Debug for TokenDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenDigest(***)")
+    }
+}
+
+/// Whether the request carries the configured bearer token (compared in constant time over
+/// SHA-256 digests, so neither the length nor a prefix leaks).
+fn authorized(req: &HttpRequest, expected: &TokenDigest) -> bool {
+    let mut values = req.headers().get_all(header::AUTHORIZATION);
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")) else {
+        return false;
+    };
+    let given = digest(token.trim());
+    given
+        .0
+        .iter()
+        .zip(&expected.0)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+/// The digest of a metrics token.
+pub fn digest(token: &str) -> TokenDigest {
+    let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    TokenDigest(out)
+}
+
+/// `GET /metrics`.
+pub async fn metrics(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    if let Some(expected) = &state.metrics_token
+        && !authorized(&req, expected)
+    {
+        return HttpResponse::Unauthorized()
+            .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+            .json(apidrift_model::ErrorBody {
+                error: "missing or invalid token".into(),
+            });
+    }
+    HttpResponse::Ok()
+        .content_type(CONTENT_TYPE)
+        .body(render(&state).await)
+}
+
+/// Registers `GET /metrics`.
+pub fn configure(config: &mut web::ServiceConfig) {
+    config.route("/metrics", web::get().to(metrics));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_escaped_and_methods_bounded() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(method_label(&Method::GET), "GET");
+        let odd = Method::from_bytes(b"BREW").unwrap_or(Method::TRACE);
+        assert_eq!(method_label(&odd), "other");
+    }
+
+    #[test]
+    fn series_are_counted_per_key_and_rendered_sorted() {
+        let route = "/test/metrics/{id}".to_owned();
+        for _ in 0..3 {
+            record(
+                route.clone(),
+                "GET",
+                200,
+                std::time::Duration::from_millis(3),
+            );
+        }
+        record(
+            route.clone(),
+            "GET",
+            404,
+            std::time::Duration::from_millis(30),
+        );
+        let mut out = String::new();
+        render_http(&mut out);
+        assert!(out.contains(
+            "apidrift_http_requests_total{route=\"/test/metrics/{id}\",method=\"GET\",status=\"200\"} 3\n"
+        ));
+        assert!(out.contains(
+            "apidrift_http_requests_total{route=\"/test/metrics/{id}\",method=\"GET\",status=\"404\"} 1\n"
+        ));
+        assert!(out.contains(
+            "apidrift_http_request_duration_seconds_bucket{route=\"/test/metrics/{id}\",le=\"0.005\"} 3\n"
+        ));
+        assert!(out.contains(
+            "apidrift_http_request_duration_seconds_count{route=\"/test/metrics/{id}\"} 4\n"
+        ));
+    }
+}
