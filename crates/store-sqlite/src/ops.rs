@@ -78,6 +78,19 @@ fn verify_copy(path: &str) -> std::result::Result<(), StoreError> {
     }
 }
 
+/// Owner read/write only: the copy holds token hashes and sealed values, whatever the umask of the
+/// process that took it.
+#[cfg(unix)]
+fn restrict(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn restrict(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
 fn sync_path(path: &Path) -> std::io::Result<()> {
     std::fs::File::open(path)?.sync_all()
 }
@@ -104,7 +117,8 @@ impl OpsStore for SqliteStore {
 
     /// `VACUUM INTO` a file beside `target`: one read transaction on the source, so the copy is
     /// the database as of the moment it began while writers carry on (WAL). The copy is checked
-    /// (`PRAGMA integrity_check`), flushed to disk, then renamed to `target`.
+    /// (`PRAGMA integrity_check`), made readable by its owner only (0600), flushed to disk, then
+    /// renamed to `target`.
     async fn backup_to(&self, target: &Path) -> Result<(), StoreError> {
         if target.exists() {
             return Err(StoreError::InvalidInput(format!(
@@ -133,6 +147,7 @@ impl OpsStore for SqliteStore {
             tokio::task::spawn_blocking(move || verify_copy(&path))
                 .await
                 .map_err(|e| StoreError::Database(e.to_string()))??;
+            restrict(&partial).map_err(|e| StoreError::Database(format!("permissions: {e}")))?;
             sync_path(&partial).map_err(|e| StoreError::Database(format!("sync: {e}")))?;
             if target.exists() {
                 return Err(StoreError::InvalidInput(format!(

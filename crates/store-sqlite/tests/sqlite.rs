@@ -181,7 +181,10 @@ async fn backup_copies_every_committed_row_while_writers_continue() -> TestResul
             Ok::<i64, StoreError>(n)
         })
     };
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // Let the writer get going (its rows are committed one by one).
+    while store.count_endpoints(ws.id).await? < 70 {
+        tokio::task::yield_now().await;
+    }
     let committed_before = store.count_endpoints(ws.id).await?;
     let target = dir.path().join("copy.db");
     store.backup_to(&target).await?;
@@ -193,6 +196,14 @@ async fn backup_copies_every_committed_row_while_writers_continue() -> TestResul
     assert!(copied >= committed_before, "{copied} < {committed_before}");
     assert!(copied <= store.count_endpoints(ws.id).await?);
     assert_eq!(copy.list_workspaces().await?, vec![ws.clone()]);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(
+            std::fs::metadata(&target)?.permissions().mode() & 0o777,
+            0o600
+        );
+    }
     // No partial file is left beside the copy.
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())?
         .filter_map(|e| e.ok())

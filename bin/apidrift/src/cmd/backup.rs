@@ -1,7 +1,7 @@
 //! `apidrift backup --to FILE`: a consistent copy of a SQLite database, taken while the service
 //! runs (`VACUUM INTO` through the store: one read transaction, writers carry on). The copy is
-//! checked with `PRAGMA integrity_check` before it is moved to FILE; an existing FILE is never
-//! overwritten. Prints `{"backend":"sqlite","to":ABSOLUTE_PATH,"bytes":N}`.
+//! checked with `PRAGMA integrity_check` and made owner-only (0600) before it is moved to FILE; an
+//! existing FILE is never overwritten. Prints `{"backend":"sqlite","to":ABSOLUTE_PATH,"bytes":N}`.
 //!
 //! PostgreSQL is backed up with `pg_dump`: the command says so and exits 2.
 
