@@ -173,6 +173,7 @@ pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointR
         schedule: valid.schedule,
         ignore_paths: valid.ignore_paths,
         follow_redirects: valid.follow_redirects,
+        retries: valid.retries,
         response_contract: None,
         created_at: now,
     }
