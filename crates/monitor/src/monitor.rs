@@ -25,7 +25,7 @@ use uuid::Uuid;
 pub const RETRY_DELAY: Duration = Duration::from_secs(2);
 
 /// Slack added to a run's deadline beyond its fetches (sealing, diffing, writing).
-const RUN_SLACK: Duration = Duration::from_secs(30);
+const RUN_SLACK: Duration = Duration::from_secs(5);
 
 /// The latest a run of `endpoint` started at `now` can end: every fetch timing out, the pauses
 /// between retries, and some slack. Past it, a `checking` health is left over from a run that
