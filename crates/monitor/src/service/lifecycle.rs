@@ -168,7 +168,10 @@ fn entry_of(e: &StoredEndpoint) -> Map<String, Value> {
     m.insert("diffMode".into(), e.diff_mode.as_str().into());
     m.insert("timeoutMs".into(), e.timeout_ms.into());
     if let Some(f) = e.schedule {
-        m.insert("schedule".into(), serde_json::json!({ "frequency": f.as_str() }));
+        m.insert(
+            "schedule".into(),
+            serde_json::json!({ "frequency": f.as_str() }),
+        );
     }
     m.insert("ignorePaths".into(), e.ignore_paths.clone().into());
     m.insert("followRedirects".into(), e.follow_redirects.into());
