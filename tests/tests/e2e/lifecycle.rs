@@ -242,7 +242,7 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
     let patch = json!({"name": "users v2", "environment": "staging", "description": "d",
         "tags": ["a", "b"], "diffMode": "full", "timeoutMs": 1500, "ignorePaths": ["$.total"],
         "followRedirects": true, "retries": 2, "method": "GET", "contentType": "application/json",
-        "schedule": {"frequency": "DAILY"}, "headers": {"X-Extra": "1"}});
+        "schedule": {"frequency": "DAILY"}, "headers": {"X-Extra": "1"}, "paused": true});
     let (status, body, text) = call(&server, "PATCH", &path, &member, Some(&patch))?;
     assert_eq!(status, 200, "{text}");
     let e = &body["endpoint"];
@@ -266,6 +266,7 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
     );
     assert_eq!(e["tags"], json!(["a", "b"]));
     assert_eq!(e["authType"], "bearer", "absent auth keeps the credential");
+    assert_eq!(e["paused"], true);
     assert_eq!(endpoint(&server, &member, &id)?, *e);
     // schedule: null removes it (accepted), a viewer cannot patch.
     let (status, _, text) = call(
@@ -273,7 +274,7 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         "PATCH",
         &path,
         &member,
-        Some(&json!({"schedule": null})),
+        Some(&json!({"schedule": null, "paused": false})),
     )?;
     assert_eq!(status, 200, "{text}");
     let (status, _, _) = call(
