@@ -60,6 +60,9 @@ enum Command {
     /// Attach or detach an endpoint's OpenAPI response contract.
     #[command(subcommand)]
     Contract(cmd::contract::ContractCommand),
+    /// List, show, change, pause, resume and delete endpoints.
+    #[command(subcommand)]
+    Endpoint(cmd::endpoint::EndpointCommand),
     /// Register, list and remove alert webhooks (D11).
     #[command(subcommand)]
     Webhook(cmd::webhook::WebhookCommand),
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Contract(c) => cmd::contract::run(&cli.global, c),
         Command::Snapshot(args) => cmd::snapshot::run(&cli.global, args),
         Command::Webhook(c) => cmd::webhook::run(&cli.global, c),
+        Command::Endpoint(c) => cmd::endpoint::run(&cli.global, c),
     };
     match result {
         Ok(code) => code,

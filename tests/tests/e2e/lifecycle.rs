@@ -684,3 +684,74 @@ fn kill_during_runs_leaves_no_checking(backend: Backend) -> TestResult {
     wait_health(&server, &member, &id, "healthy")?;
     Ok(())
 }
+
+both_backends!(endpoint_cli_commands);
+
+/// `apidrift endpoint list|show|update|pause|resume|delete`: the operator's twin of the routes.
+fn endpoint_cli_commands(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let ws = workspace(&env, "w")?;
+    let member = token(&env, &ws, "member")?;
+    let up = Upstream::start(BODY)?;
+    let id = {
+        let server = env.serve(&[])?;
+        let (status, created, text) = call(
+            &server,
+            "POST",
+            "/api/v1/endpoints",
+            &member,
+            Some(
+                &json!({"name": "cli", "url": up.url("/cli"), "auth": {"type": "bearer", "token": CANARY}}),
+            ),
+        )?;
+        assert_eq!(status, 201, "{text}");
+        created["endpoints"][0]["id"]
+            .as_str()
+            .ok_or("id")?
+            .to_owned()
+    };
+    let list = env.cli(&["endpoint", "list", "--workspace", &ws])?;
+    assert_eq!(list["pagination"]["total"], 1);
+    assert_eq!(list["endpoints"][0]["id"], json!(id));
+    let shown = env.cli(&["endpoint", "show", &id])?;
+    assert_eq!(shown["endpoint"]["name"], "cli");
+    let paused = env.cli(&["endpoint", "pause", &id])?;
+    assert_eq!(paused["endpoint"]["paused"], true);
+    let resumed = env.cli(&["endpoint", "resume", &id, "--workspace", &ws])?;
+    assert_eq!(resumed["endpoint"]["paused"], false);
+    let updated = env.cli(&[
+        "endpoint",
+        "update",
+        &id,
+        "--patch",
+        r#"{"timeoutMs": 4321, "retries": 0}"#,
+    ])?;
+    assert_eq!(
+        (
+            updated["endpoint"]["timeoutMs"].as_u64(),
+            updated["endpoint"]["retries"].as_u64()
+        ),
+        (Some(4321), Some(0))
+    );
+    assert_eq!(updated["endpoint"]["authType"], "bearer");
+    let bad = env.run(&["endpoint", "update", &id, "--patch", r#"{"timeoutMs": 0}"#])?;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("timeoutMs"));
+    assert_eq!(
+        env.cli(&["endpoint", "show", &id])?["endpoint"]["timeoutMs"],
+        4321
+    );
+    let out = env.run(&["endpoint", "show", &id])?;
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(CANARY));
+    let deleted = env.cli(&["endpoint", "delete", &id])?;
+    assert_eq!(deleted["deleted"], json!(id));
+    let gone = env.run(&["endpoint", "show", &id])?;
+    assert_eq!(gone.status.code(), Some(2));
+    assert_eq!(
+        env.cli(&["endpoint", "list", "--workspace", &ws])?["pagination"]["total"],
+        0
+    );
+    Ok(())
+}

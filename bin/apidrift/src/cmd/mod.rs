@@ -3,6 +3,7 @@
 pub mod baseline;
 pub mod contract;
 pub mod diff;
+pub mod endpoint;
 pub mod gate;
 pub mod keygen;
 pub mod keys;
