@@ -131,6 +131,8 @@ enum Command {
     Baseline(DbGroup<cmd::baseline::BaselineCommand>),
     /// Attach or detach an endpoint's OpenAPI response contract.
     Contract(DbGroup<cmd::contract::ContractCommand>),
+    /// List, show, change, pause, resume and delete endpoints.
+    Endpoint(DbGroup<cmd::endpoint::EndpointCommand>),
     /// Register, list and remove alert webhooks.
     Webhook(DbGroup<cmd::webhook::WebhookCommand>),
     /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
@@ -188,6 +190,9 @@ fn main() -> ExitCode {
         }),
         Command::Webhook(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
             cmd::webhook::run(g, c.command)
+        }),
+        Command::Endpoint(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::endpoint::run(g, c.command)
         }),
         // Offline: the outbound allow-list comes from the environment alone.
         Command::Snapshot(args) => cmd::snapshot::run(&GlobalArgs::default(), args),

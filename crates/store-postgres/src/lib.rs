@@ -24,6 +24,7 @@
 mod alerts;
 mod escape;
 mod ops;
+mod lifecycle;
 mod queries;
 mod rows;
 mod schema;

@@ -25,6 +25,7 @@
 
 mod alerts;
 mod ops;
+mod lifecycle;
 mod queries;
 mod rows;
 mod schema;

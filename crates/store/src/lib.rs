@@ -51,6 +51,7 @@
 
 pub mod alerts;
 pub mod ops;
+pub mod lifecycle;
 pub mod rules;
 pub mod text;
 pub mod types;
@@ -65,10 +66,13 @@ pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
 pub mod testkit_ops;
 #[cfg(feature = "testkit")]
+pub mod testkit_lifecycle;
+#[cfg(feature = "testkit")]
 pub mod testkit_text;
 
 pub use alerts::*;
 pub use ops::*;
+pub use lifecycle::*;
 pub use types::*;
 pub use users::*;
 
@@ -128,7 +132,9 @@ impl StoreError {
 /// id and a row id answer [`StoreError::NotFound`] (writes) or `Ok(None)` (reads) when the row is
 /// missing *or belongs to another workspace*.
 #[async_trait]
-pub trait Store: UserStore + AlertStore + OpsStore + Send + Sync + std::fmt::Debug {
+pub trait Store:
+    UserStore + AlertStore + OpsStore + LifecycleStore + Send + Sync + std::fmt::Debug
+{
     // ---------------------------------------------------------------- database
 
     /// Which adapter this is.

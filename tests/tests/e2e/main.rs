@@ -11,4 +11,5 @@ mod diff_cli;
 mod env;
 mod metrics;
 mod ops;
+mod lifecycle;
 mod scaleout;

@@ -4,6 +4,7 @@ pub mod backup;
 pub mod baseline;
 pub mod contract;
 pub mod diff;
+pub mod endpoint;
 pub mod gate;
 pub mod keygen;
 pub mod keys;
