@@ -38,9 +38,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(capture_baseline),
         )
         .route("/console/diffs/{id}", web::get().to(diff))
+        .route("/console/diffs/{id}/accept", web::get().to(confirm_accept))
         .route("/console/diffs/{id}/accept", web::post().to(accept_diff))
         .route("/console/tokens", web::get().to(tokens))
         .route("/console/tokens", web::post().to(create_token))
+        .route("/console/tokens/{id}/revoke", web::get().to(confirm_revoke))
         .route("/console/tokens/{id}/revoke", web::post().to(revoke_token))
         .route("/console/webhooks", web::get().to(webhooks_list))
         .route("/console/webhooks", web::post().to(webhook_add))
@@ -355,7 +357,14 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         warning_count: e.warning_count,
         flash: flash.as_deref(),
         can_act: s.role() >= Role::Member,
+        can_delete: s.role() >= Role::Admin,
+        paused: false,
         history: &history.items,
+        chart: &[],
+        checks: &[],
+        checks_total: 0,
+        checks_previous: None,
+        checks_next: None,
     };
     Ok(html(
         StatusCode::OK,
@@ -458,6 +467,51 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     Ok(html(
         StatusCode::OK,
         views::diff::render(&chrome(&s, "endpoints"), &view),
+    ))
+}
+
+/// The confirmation step of Accept: names the endpoint and the diff's counts.
+async fn confirm_accept(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let found: Result<_, ApiError> = async {
+        s.require(Role::Admin, "accept diffs")?;
+        let id = parse_uuid(&id)?;
+        state
+            .store
+            .get_diff(s.workspace_id(), id)
+            .await
+            .map_err(ApiError::store)?
+            .ok_or(ApiError::NotFound)
+    }
+    .await;
+    let d = match found {
+        Ok(d) => d.base,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    if d.accepted {
+        return Ok(redirect(&format!("/console/diffs/{}", d.id)));
+    }
+    let name = d.endpoint_name.as_deref().unwrap_or("an endpoint");
+    let view = views::confirm::Confirm {
+        title: "Accept a diff",
+        question: maud::html! {
+            "Accept the diff of " (name) " from " (views::layout::time(d.created_at)) " ("
+            (d.breaking_count) " breaking, " (d.warning_count) " warnings, " (d.info_count) " info)?"
+        },
+        consequence: "The response that produced it becomes the endpoint's new baseline; when it                       is the latest diff, the endpoint turns healthy and shows no breaking or                       warning changes.",
+        action: format!("/console/diffs/{}/accept", d.id),
+        button: "Accept",
+        button_id: "confirm-accept",
+        danger: false,
+        back: format!("/console/diffs/{}", d.id),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "endpoints"), &view),
     ))
 }
 
@@ -589,6 +643,48 @@ async fn create_token(state: web::Data<AppState>, req: HttpRequest, body: web::B
         Ok(token) => tokens_page(&state, &s, Some(&token)).await,
         Err(e) => Ok(error_page(Some(&s), &e)),
     }
+}
+
+/// The confirmation step of Revoke: names the token (name and hint).
+async fn confirm_revoke(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let found: Result<_, ApiError> = async {
+        s.require(Role::Admin, "manage tokens")?;
+        let id = parse_uuid(&id)?;
+        state
+            .store
+            .list_tokens(s.workspace_id())
+            .await
+            .map_err(ApiError::store)?
+            .into_iter()
+            .find(|t| t.id == id && t.revoked_at.is_none())
+            .ok_or(ApiError::NotFound)
+    }
+    .await;
+    let t = match found {
+        Ok(t) => t,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    let view = views::confirm::Confirm {
+        title: "Revoke a token",
+        question: maud::html! {
+            "Revoke the token " (t.name) " (…" (t.hint) ", role " (t.role.as_str()) ")?"
+        },
+        consequence: "Every request with it is refused from now on. This cannot be undone:                       create a new token if it is still needed.",
+        action: format!("/console/tokens/{}/revoke", t.id),
+        button: "Revoke",
+        button_id: "confirm-revoke",
+        danger: true,
+        back: "/console/tokens".into(),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "tokens"), &view),
+    ))
 }
 
 async fn revoke_token(
