@@ -80,6 +80,24 @@ pub struct Settings {
     /// `[worker]`: the background loops of `serve --role worker|all` (D18).
     #[serde(default)]
     pub worker: WorkerSettings,
+    /// `[retention]`: how long history is kept.
+    #[serde(default)]
+    pub retention: RetentionSettings,
+}
+
+/// `[retention]` (`APIDRIFT_RETENTION__CHECK_DAYS=…`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct RetentionSettings {
+    /// Check rows without a diff older than this many days are pruned by the worker with their
+    /// sealed bodies (default 90; 0 keeps them forever). Checks that recorded a diff are kept.
+    pub check_days: u32,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        RetentionSettings { check_days: 90 }
+    }
 }
 
 /// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a
@@ -182,6 +200,7 @@ impl WorkerSettings {
             retry_base: Duration::from_millis(self.retry_base_ms.max(1)),
             retry_max: Duration::from_millis(self.retry_max_ms.max(1)),
             retry_window: Duration::from_secs(self.retry_window_secs),
+            ..WorkerConfig::default()
         })
     }
 }

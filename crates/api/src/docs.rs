@@ -86,6 +86,55 @@ pub struct EndpointCreateDoc {
     pub headers: Option<BTreeMap<String, String>>,
     /// Extension: follow up to 5 redirects (each hop checked); default false.
     pub follow_redirects: Option<bool>,
+    /// Extension: a fetch with no response or a 5xx is tried again after 2 s, up to this many
+    /// times (0 to 3, default 1); one quota unit per check whatever the retries.
+    #[schema(minimum = 0, maximum = 3)]
+    pub retries: Option<u8>,
+}
+
+/// `PATCH /api/v1/endpoints/{id}`: any subset of the EndpointCreate fields, plus `paused`. Each
+/// field follows the create rules; an invalid one answers 400 naming it and nothing changes.
+/// `auth` replaces the stored credential (`{"type": "none"}` drops it; absent, it stays);
+/// `headers: null` and `requestBody: null` drop them; `schedule: null` removes the schedule.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = EndpointPatch)]
+pub struct EndpointPatchDoc {
+    #[schema(min_length = 1, max_length = 200)]
+    pub name: Option<String>,
+    #[schema(format = "uri", max_length = 2048)]
+    pub url: Option<String>,
+    pub method: Option<HttpMethod>,
+    pub environment: Option<String>,
+    pub description: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub auth: Option<EndpointAuthDoc>,
+    pub request_body: Option<String>,
+    pub content_type: Option<String>,
+    pub diff_mode: Option<CreateDiffMode>,
+    #[schema(minimum = 1, maximum = 60000)]
+    pub timeout_ms: Option<u32>,
+    /// `null` removes the schedule.
+    pub schedule: Option<ScheduleDoc>,
+    pub ignore_paths: Option<Vec<String>>,
+    pub headers: Option<BTreeMap<String, String>>,
+    pub follow_redirects: Option<bool>,
+    #[schema(minimum = 0, maximum = 3)]
+    pub retries: Option<u8>,
+    /// Scheduled runs skip a paused endpoint (no quota used); manual checks still run.
+    pub paused: Option<bool>,
+}
+
+/// Query of the paged history routes (`/checks`, `/deliveries`).
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Rows per page: 1 to 100 (larger values are clamped to 100), default 25.
+    #[param(minimum = 1)]
+    pub limit: Option<i64>,
+    /// Rows to skip, at least 0, default 0.
+    #[param(minimum = 0)]
+    pub offset: Option<i64>,
 }
 
 /// `{ "endpoints": [EndpointCreate] }`.

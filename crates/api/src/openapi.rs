@@ -72,10 +72,17 @@ fn collect() -> OpenApi {
 }
 
 /// Paths (full) beyond the spec's tables.
-const EXTENSION_PATHS: &[&str] = &["/healthz", "/readyz", "/v1/endpoints/{id}/diffs"];
+const EXTENSION_PATHS: &[&str] = &[
+    "/healthz",
+    "/readyz",
+    "/v1/endpoints/{id}/diffs",
+    "/api/v1/endpoints/{id}/checks",
+    "/v1/webhooks/{id}/deliveries",
+    "/v1/webhooks/{id}/test",
+];
 
 /// Create fields beyond the spec's EndpointCreate table.
-const EXTENSION_FIELDS: &[&str] = &["ignorePaths", "headers", "followRedirects"];
+const EXTENSION_FIELDS: &[&str] = &["ignorePaths", "headers", "followRedirects", "retries"];
 
 /// Operations whose body is a create request.
 const CREATE_OPERATIONS: &[(&str, &str)] =

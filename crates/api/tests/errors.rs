@@ -87,6 +87,7 @@ async fn endpoint_in(store: &dyn Store, ws: Uuid) -> Result<Uuid, Box<dyn Error>
         .create_endpoints(
             ws,
             vec![NewEndpointRow {
+                retries: 1,
                 id,
                 name: "e".into(),
                 url: "https://api.example.com/users".into(),

@@ -43,6 +43,13 @@ pub struct Endpoint {
     pub created_at: Option<OffsetDateTime>,
     #[serde(default, with = "timestamp::option")]
     pub updated_at: Option<OffsetDateTime>,
+    /// Scheduled runs skip a paused endpoint (manual checks and captures still run). Always present.
+    #[serde(default)]
+    pub paused: bool,
+    /// How many times a fetch with no response or a 5xx is tried again (0–3) before a result is
+    /// recorded.
+    #[serde(default = "crate::validate::default_retries")]
+    pub retries: u8,
 }
 
 /// The credential block of a create request (spec "EndpointAuth"). Write-only: it deserialises but

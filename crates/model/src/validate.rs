@@ -40,6 +40,15 @@ pub const DEFAULT_TIMEOUT_MS: u32 = 10_000;
 pub const DEFAULT_ENVIRONMENT: &str = "production";
 pub const DEFAULT_CONTENT_TYPE: &str = "application/json";
 pub const DEFAULT_API_KEY_HEADER: &str = "X-API-Key";
+/// Most retries of a fetch that yields no response or a 5xx.
+pub const MAX_RETRIES: u8 = 3;
+/// Retries when an entry names none.
+pub const DEFAULT_RETRIES: u8 = 1;
+
+/// [`DEFAULT_RETRIES`], for serde defaults.
+pub fn default_retries() -> u8 {
+    DEFAULT_RETRIES
+}
 
 /// Headers a user may not set: the fetcher owns framing and routing.
 const RESERVED_HEADERS: &[&str] = &[
@@ -123,6 +132,8 @@ pub struct NewEndpoint {
     pub ignore_paths: Vec<String>,
     pub headers: Vec<ExtraHeader>,
     pub follow_redirects: bool,
+    /// 0 to [`MAX_RETRIES`], default [`DEFAULT_RETRIES`].
+    pub retries: u8,
 }
 
 impl NewEndpoint {
@@ -268,6 +279,14 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("followRedirects: must be a boolean".into()),
     };
+    let retries = match field(map, "retries") {
+        None => DEFAULT_RETRIES,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u8::try_from(n).ok())
+            .filter(|n| *n <= MAX_RETRIES)
+            .ok_or_else(|| format!("retries: must be an integer from 0 to {MAX_RETRIES}"))?,
+    };
     Ok(NewEndpoint {
         name,
         url,
@@ -284,6 +303,7 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
         ignore_paths,
         headers,
         follow_redirects,
+        retries,
     })
 }
 

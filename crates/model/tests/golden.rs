@@ -46,6 +46,8 @@ fn endpoint() -> Endpoint {
         warning_count: 2,
         created_at: Some(datetime!(2026-11-01 00:00:00 +02:00)),
         updated_at: None,
+        paused: false,
+        retries: 1,
     }
 }
 
@@ -55,7 +57,8 @@ const ENDPOINT_JSON: &str = concat!(
     r#""tags":["core"],"description":null,"health":"warning","authType":"api_key","#,
     r#""diffMode":"full","timeoutMs":10000,"baselineVersion":3,"hasResponseContract":true,"#,
     r#""lastCheckedAt":"2026-11-21T07:57:09.123Z","responseTime":87,"breakingCount":0,"#,
-    r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null}"#
+    r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null,"#,
+    r#""paused":false,"retries":1}"#
 );
 
 #[test]

@@ -202,6 +202,7 @@ async fn main() -> Res<()> {
     for chunk in 0..endpoints.div_ceil(200) {
         let rows: Vec<NewEndpointRow> = (0..200.min(endpoints - chunk * 200))
             .map(|_| NewEndpointRow {
+                retries: 1,
                 id: new_id(),
                 name: "e".into(),
                 url: url.clone(),

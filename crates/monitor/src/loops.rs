@@ -39,6 +39,11 @@ pub struct WorkerConfig {
     pub retry_max: Duration,
     /// Give up on a delivery this long after its event (D11: 24 h).
     pub retry_window: Duration,
+    /// Check rows without a diff older than this many days are pruned (`[retention]
+    /// check_days`, D19); 0 keeps them forever.
+    pub check_retention_days: u32,
+    /// How often the upkeep loop runs (resetting `checking` left by dead runs, retention).
+    pub upkeep_every: Duration,
 }
 
 impl Default for WorkerConfig {
@@ -57,6 +62,8 @@ impl Default for WorkerConfig {
             retry_base: Duration::from_secs(10),
             retry_max: Duration::from_secs(3600),
             retry_window: Duration::from_secs(24 * 3600),
+            check_retention_days: 90,
+            upkeep_every: Duration::from_secs(60),
         }
     }
 }

@@ -21,6 +21,23 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// The pause before a fetch is tried again (D19).
+pub const RETRY_DELAY: Duration = Duration::from_secs(2);
+
+/// Slack added to a run's deadline beyond its fetches (sealing, diffing, writing).
+const RUN_SLACK: Duration = Duration::from_secs(30);
+
+/// The latest a run of `endpoint` started at `now` can end: every fetch timing out, the pauses
+/// between retries, and some slack. Past it, a `checking` health is left over from a run that
+/// died (the process was killed) and is reset to the health before the run.
+pub fn run_deadline(endpoint: &StoredEndpoint, now: OffsetDateTime) -> OffsetDateTime {
+    let tries = u32::from(endpoint.retries) + 1;
+    let fetches = Duration::from_millis(u64::from(endpoint.timeout_ms.max(1))) * tries;
+    let pauses = RETRY_DELAY * u32::from(endpoint.retries);
+    let total = fetches + pauses + RUN_SLACK;
+    now + time::Duration::try_from(total).unwrap_or(time::Duration::HOUR)
+}
+
 /// What a check did: the figures of the spec's 200 body and what was recorded.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckOutcome {
@@ -221,13 +238,9 @@ impl Monitor {
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
         let request = self.request_for(&endpoint)?;
+        let now = OffsetDateTime::now_utc();
         self.store
-            .set_health(
-                workspace_id,
-                endpoint_id,
-                Health::Checking,
-                OffsetDateTime::now_utc(),
-            )
+            .begin_checking(workspace_id, endpoint_id, now, run_deadline(&endpoint, now))
             .await?;
         let result = self.capture_inner(&endpoint, &request).await;
         if result.is_err() {
@@ -242,8 +255,7 @@ impl Monitor {
         request: &FetchRequest,
     ) -> Result<StoredBaseline, MonitorError> {
         let response = self
-            .client
-            .fetch(request)
+            .fetch_with_retries(request, endpoint.retries)
             .await
             .map_err(MonitorError::CaptureFailed)?;
         let captured = Captured::from_response(response);
@@ -300,6 +312,24 @@ impl Monitor {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<CheckOutcome, MonitorError> {
+        self.check(workspace_id, endpoint_id, false).await
+    }
+
+    /// [`Monitor::run_check`] for a schedule: the check is recorded as `scheduled`.
+    pub async fn run_scheduled_check(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<CheckOutcome, MonitorError> {
+        self.check(workspace_id, endpoint_id, true).await
+    }
+
+    async fn check(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        scheduled: bool,
+    ) -> Result<CheckOutcome, MonitorError> {
         let endpoint = self.endpoint(workspace_id, endpoint_id).await?;
         let Some(baseline) = self
             .store
@@ -324,15 +354,44 @@ impl Monitor {
         }
         let started_at = OffsetDateTime::now_utc();
         self.store
-            .set_health(workspace_id, endpoint_id, Health::Checking, started_at)
+            .begin_checking(
+                workspace_id,
+                endpoint_id,
+                started_at,
+                run_deadline(&endpoint, started_at),
+            )
             .await?;
         let result = self
-            .check_inner(&endpoint, &baseline, &request, &options, started_at)
+            .check_inner(
+                &endpoint, &baseline, &request, &options, started_at, scheduled,
+            )
             .await;
         if result.is_err() {
             self.restore_health(&endpoint).await;
         }
         result
+    }
+
+    /// One fetch, tried again after [`RETRY_DELAY`] up to `retries` times while it yields no
+    /// response or a 5xx (D19). The last result is the one recorded.
+    async fn fetch_with_retries(
+        &self,
+        request: &FetchRequest,
+        retries: u8,
+    ) -> Result<FetchResponse, FetchError> {
+        let mut left = retries;
+        loop {
+            let result = self.client.fetch(request).await;
+            let retryable = match &result {
+                Ok(r) => r.status >= 500,
+                Err(_) => true,
+            };
+            if !retryable || left == 0 {
+                return result;
+            }
+            left -= 1;
+            tokio::time::sleep(RETRY_DELAY).await;
+        }
     }
 
     fn options_for(&self, endpoint: &StoredEndpoint) -> Result<Options, MonitorError> {
@@ -353,9 +412,10 @@ impl Monitor {
         request: &FetchRequest,
         options: &Options,
         started_at: OffsetDateTime,
+        scheduled: bool,
     ) -> Result<CheckOutcome, MonitorError> {
         let ws = endpoint.workspace_id;
-        let fetched = self.client.fetch(request).await;
+        let fetched = self.fetch_with_retries(request, endpoint.retries).await;
         let finished_at = OffsetDateTime::now_utc();
         let baseline_body = self
             .keys
@@ -425,6 +485,7 @@ impl Monitor {
             content_type: None,
             headers: None,
             sealed_body: None,
+            scheduled,
         };
         // The response is kept only with a diff, so that accepting it can promote it (D12).
         if diff_row.is_some()

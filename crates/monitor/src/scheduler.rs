@@ -3,7 +3,8 @@
 //! them, and set the next run one period after the slot that was due — or, after downtime, the
 //! first slot after now, so missed slots collapse into one catch-up run.
 //!
-//! A run: the workspace must be on Starter or above (else skipped); without a baseline the run
+//! A run: the workspace must be on Starter or above (else skipped), the endpoint not paused (else
+//! skipped, no quota used, D19); without a baseline the run
 //! captures it; otherwise it is a check. Every run consumes one quota unit; with the quota
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
@@ -177,8 +178,14 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
             true,
         );
     }
+    match store.get_endpoint(ws, ep).await {
+        Ok(Some(e)) if e.paused => return ("skipped: endpoint paused".into(), true),
+        Ok(Some(_)) => {}
+        Ok(None) => return ("skipped: endpoint not found".into(), true),
+        Err(e) => return (format!("failed: {e}"), false),
+    }
     match store.active_baseline(ws, ep).await {
-        Ok(Some(_)) => match ctx.monitor.run_check(ws, ep).await {
+        Ok(Some(_)) => match ctx.monitor.run_scheduled_check(ws, ep).await {
             Ok(o) => (
                 format!(
                     "checked: {} changes, {} alerts queued",

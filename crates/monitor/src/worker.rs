@@ -1,5 +1,6 @@
-//! Background work (D18): [`Worker`] runs the schedule loop ([`crate::scheduler`]) and the
-//! delivery loop ([`crate::outbox`]) of one process until told to stop, then finishes what it
+//! Background work (D18): [`Worker`] runs the schedule loop ([`crate::scheduler`]), the
+//! delivery loop ([`crate::outbox`]) and the upkeep loop (stale `checking`, retention, D19) of one
+//! process until told to stop, then finishes what it
 //! claimed (up to a grace period) and releases the leases of what it could not finish.
 
 use crate::Monitor;
@@ -49,6 +50,7 @@ impl Worker {
         if config.deliveries {
             tasks.spawn(crate::outbox::run(ctx.clone(), rx.clone()));
         }
+        tasks.spawn(upkeep(ctx.clone(), rx.clone()));
         tasks.spawn(report(ctx, rx));
         Worker {
             shutdown,
@@ -77,6 +79,49 @@ impl Worker {
             Ok(n) if n > 0 => tracing::info!(released = n, "worker released unfinished claims"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "worker could not release its claims"),
+        }
+    }
+}
+
+/// At start and then every `upkeep_every`: endpoints left `checking` by a run that died (its
+/// deadline passed) get back the health they had before it, and check rows without a diff older
+/// than `check_retention_days` are pruned with their sealed bodies (D19).
+async fn upkeep(ctx: Ctx, mut stop: watch::Receiver<bool>) {
+    loop {
+        let store = ctx.monitor.store();
+        let now = time::OffsetDateTime::now_utc();
+        match store.reset_stale_checking(now).await {
+            Ok(n) if n > 0 => tracing::info!(
+                endpoints = n,
+                "reset health left checking by runs that died"
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "upkeep: resetting stale checking failed"),
+        }
+        if ctx.config.check_retention_days > 0 {
+            let before = now - time::Duration::days(i64::from(ctx.config.check_retention_days));
+            let mut pruned = 0u64;
+            loop {
+                match store.prune_checks(before, 1_000).await {
+                    Ok(n) => {
+                        pruned += n;
+                        if n < 1_000 {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "upkeep: pruning checks failed");
+                        break;
+                    }
+                }
+            }
+            if pruned > 0 {
+                tracing::info!(checks = pruned, "pruned check rows past retention");
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(ctx.config.upkeep_every.max(Duration::from_millis(10))) => {}
+            _ = stop.changed() => return,
         }
     }
 }

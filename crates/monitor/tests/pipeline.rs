@@ -194,6 +194,7 @@ async fn endpoint(w: &World, ep: Ep) -> Result<Uuid, Box<dyn std::error::Error>>
         None => None,
     };
     let row = NewEndpointRow {
+        retries: 1,
         id,
         name: "ep".into(),
         url: ep.url,

@@ -23,6 +23,7 @@
 
 mod alerts;
 mod escape;
+mod lifecycle;
 mod queries;
 mod rows;
 mod schema;

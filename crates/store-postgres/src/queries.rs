@@ -536,6 +536,7 @@ pub async fn record_check(
         headers: check.headers.clone().map(store_json),
         sealed_body: check.sealed_body.clone(),
         diff_id: diff.map(|d| d.id),
+        scheduled: check.scheduled,
     };
     let row = diesel::insert_into(checks::table)
         .values(&row)

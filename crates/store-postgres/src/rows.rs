@@ -28,7 +28,7 @@ pub fn int(column: &str, v: u32) -> Result<i32, StoreError> {
 // Every jsonb value is written through `store_json` and read through `read_json`, and every
 // monitored text column through `store_opt`/`read_opt` (see `crate::escape`).
 
-fn strings(items: &[String]) -> Value {
+pub(crate) fn strings(items: &[String]) -> Value {
     store_json(Value::Array(
         items.iter().cloned().map(Value::String).collect(),
     ))
@@ -176,6 +176,8 @@ pub struct EndpointRow {
     pub warning_count: i32,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+    pub paused: bool,
+    pub retries: i32,
 }
 
 impl EndpointRow {
@@ -212,6 +214,8 @@ impl EndpointRow {
             warning_count: 0,
             created_at: micros(e.created_at),
             updated_at: micros(e.created_at),
+            paused: false,
+            retries: i32::from(e.retries),
         })
     }
 
@@ -254,6 +258,9 @@ impl EndpointRow {
             warning_count: u("endpoints.warning_count", self.warning_count)?,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            paused: self.paused,
+            retries: u8::try_from(self.retries)
+                .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
         })
     }
 }
@@ -321,6 +328,7 @@ pub struct CheckRow {
     pub headers: Option<Value>,
     pub sealed_body: Option<Vec<u8>>,
     pub diff_id: Option<Uuid>,
+    pub scheduled: bool,
 }
 
 impl CheckRow {
@@ -345,6 +353,7 @@ impl CheckRow {
             headers: self.headers.map(read_json),
             sealed_body: self.sealed_body,
             diff_id: self.diff_id,
+            scheduled: self.scheduled,
         })
     }
 }

@@ -64,6 +64,10 @@ diesel::table! {
         warning_count -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        paused -> Bool,
+        retries -> Integer,
+        prior_health -> Nullable<Text>,
+        checking_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -97,6 +101,7 @@ diesel::table! {
         headers -> Nullable<Jsonb>,
         sealed_body -> Nullable<Bytea>,
         diff_id -> Nullable<Uuid>,
+        scheduled -> Bool,
     }
 }
 

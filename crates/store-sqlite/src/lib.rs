@@ -24,6 +24,7 @@
 //!   Unix epoch (UTC), JSON as TEXT; all sort correctly.
 
 mod alerts;
+mod lifecycle;
 mod queries;
 mod rows;
 mod schema;

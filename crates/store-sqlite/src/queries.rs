@@ -500,6 +500,7 @@ pub fn record_check(
         headers: check.headers.as_ref().map(|h| h.to_string()),
         sealed_body: check.sealed_body.clone(),
         diff_id: diff.map(|d| id(d.id)),
+        scheduled: check.scheduled,
     };
     let row = diesel::insert_into(checks::table)
         .values(&row)

@@ -181,6 +181,8 @@ pub struct EndpointRow {
     pub warning_count: i32,
     pub created_at: i64,
     pub updated_at: i64,
+    pub paused: bool,
+    pub retries: i32,
 }
 
 impl EndpointRow {
@@ -217,6 +219,8 @@ impl EndpointRow {
             warning_count: 0,
             created_at: ts(e.created_at),
             updated_at: ts(e.created_at),
+            paused: false,
+            retries: i32::from(e.retries),
         })
     }
 
@@ -259,6 +263,9 @@ impl EndpointRow {
             warning_count: u("endpoints.warning_count", self.warning_count)?,
             created_at: from_ts("endpoints.created_at", self.created_at)?,
             updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
+            paused: self.paused,
+            retries: u8::try_from(self.retries)
+                .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
         })
     }
 }
@@ -326,6 +333,7 @@ pub struct CheckRow {
     pub headers: Option<String>,
     pub sealed_body: Option<Vec<u8>>,
     pub diff_id: Option<String>,
+    pub scheduled: bool,
 }
 
 impl CheckRow {
@@ -356,6 +364,7 @@ impl CheckRow {
                 .diff_id
                 .map(|d| parse_id("checks.diff_id", &d))
                 .transpose()?,
+            scheduled: self.scheduled,
         })
     }
 }

@@ -64,6 +64,10 @@ diesel::table! {
         warning_count -> Integer,
         created_at -> BigInt,
         updated_at -> BigInt,
+        paused -> Bool,
+        retries -> Integer,
+        prior_health -> Nullable<Text>,
+        checking_until -> Nullable<BigInt>,
     }
 }
 
@@ -97,6 +101,7 @@ diesel::table! {
         headers -> Nullable<Text>,
         sealed_body -> Nullable<Binary>,
         diff_id -> Nullable<Text>,
+        scheduled -> Bool,
     }
 }
 

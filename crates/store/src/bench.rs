@@ -299,6 +299,7 @@ pub async fn measure(
         let endpoint = bench_id(0, TAG_ENDPOINT, 1 + (i as u64 % 1_000));
         let now = OffsetDateTime::now_utc();
         let check = NewCheck {
+            scheduled: false,
             id: new_id(),
             endpoint_id: endpoint,
             started_at: now,

@@ -49,6 +49,7 @@
 //!   error.
 
 pub mod alerts;
+pub mod lifecycle;
 pub mod rules;
 pub mod text;
 pub mod types;
@@ -61,9 +62,12 @@ pub mod testkit;
 #[cfg(feature = "testkit")]
 pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
+pub mod testkit_lifecycle;
+#[cfg(feature = "testkit")]
 pub mod testkit_text;
 
 pub use alerts::*;
+pub use lifecycle::*;
 pub use types::*;
 pub use users::*;
 
@@ -120,7 +124,7 @@ impl StoreError {
 /// id and a row id answer [`StoreError::NotFound`] (writes) or `Ok(None)` (reads) when the row is
 /// missing *or belongs to another workspace*.
 #[async_trait]
-pub trait Store: UserStore + AlertStore + Send + Sync + std::fmt::Debug {
+pub trait Store: UserStore + AlertStore + LifecycleStore + Send + Sync + std::fmt::Debug {
     // ---------------------------------------------------------------- database
 
     /// Which adapter this is.

@@ -58,6 +58,7 @@ pub async fn workspace(
 pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
     let id = new_id();
     NewEndpointRow {
+        retries: 1,
         id,
         name: name.into(),
         url: format!("https://api.example.com/{name}"),
@@ -83,6 +84,7 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
 /// A bare endpoint input (no secrets, no schedule).
 pub fn plain_endpoint(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
     NewEndpointRow {
+        retries: 1,
         auth_type: AuthType::None,
         sealed_auth: None,
         sealed_headers: None,
@@ -131,6 +133,7 @@ pub fn baseline(endpoint: Uuid, captured_at: OffsetDateTime) -> NewBaseline {
 /// A check input for `endpoint`.
 pub fn check(endpoint: Uuid, finished_at: OffsetDateTime) -> NewCheck {
     NewCheck {
+        scheduled: false,
         id: new_id(),
         endpoint_id: endpoint,
         started_at: finished_at - Duration::milliseconds(40),
@@ -939,6 +942,7 @@ pub async fn record_checks(store: Arc<dyn Store>) -> TestResult {
     let mut d = diff(Some(base.id), changes.clone(), at(200));
     d.summary = json!({"mode": "full", "n": 4}).as_object().cloned();
     let failing = NewCheck {
+        scheduled: false,
         http_status: None,
         response_time: None,
         error_kind: Some("timeout".into()),
@@ -979,6 +983,7 @@ pub async fn record_checks(store: Arc<dyn Store>) -> TestResult {
 
     // A check that keeps its response for D12 promotion.
     let kept = NewCheck {
+        scheduled: false,
         content_type: Some("application/json".into()),
         headers: Some(json!({"etag": "\"y\""})),
         sealed_body: Some(b"sealed-check-body".to_vec()),
@@ -1321,6 +1326,7 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
         .record_baseline(b.id, baseline(eb.id, at(1)), None)
         .await?;
     let kept = NewCheck {
+        scheduled: false,
         sealed_body: Some(b"sealed-check".to_vec()),
         ..check(eb.id, at(2))
     };
@@ -1680,6 +1686,7 @@ macro_rules! conformance_suite {
     (setup = $setup:path, teardown = $teardown:path $(,)?) => {
         $crate::alert_conformance_cases!($setup, $teardown);
         $crate::text_conformance_cases!($setup, $teardown);
+        $crate::lifecycle_conformance_cases!($setup, $teardown);
         $crate::conformance_suite!(@cases $setup, $teardown;
             migrate_is_idempotent,
             workspaces_round_trip,

@@ -179,6 +179,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
         .record_check(ws.id, c.clone(), Some(d.clone()))
         .await?;
     let expected = StoredCheck {
+        scheduled: false,
         id: c.id,
         workspace_id: ws.id,
         endpoint_id: e.id,

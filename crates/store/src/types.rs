@@ -210,6 +210,8 @@ pub struct NewEndpointRow {
     pub ignore_paths: Vec<String>,
     pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,
+    /// Retries of a fetch with no response or a 5xx (0–3).
+    pub retries: u8,
     /// Also the initial `updated_at`. Health starts `unknown` (D7).
     pub created_at: OffsetDateTime,
 }
@@ -247,6 +249,10 @@ pub struct StoredEndpoint {
     pub created_at: OffsetDateTime,
     /// Set by every write to the row.
     pub updated_at: OffsetDateTime,
+    /// Scheduled runs skip a paused endpoint.
+    pub paused: bool,
+    /// Retries of a fetch with no response or a 5xx (0–3).
+    pub retries: u8,
 }
 
 impl StoredEndpoint {
@@ -272,6 +278,8 @@ impl StoredEndpoint {
             warning_count: self.warning_count,
             created_at: Some(self.created_at),
             updated_at: Some(self.updated_at),
+            paused: self.paused,
+            retries: self.retries,
         }
     }
 }
@@ -394,6 +402,8 @@ pub struct NewCheck {
     pub content_type: Option<String>,
     pub headers: Option<Value>,
     pub sealed_body: Option<Vec<u8>>,
+    /// Run by a schedule (false: a manual check).
+    pub scheduled: bool,
 }
 
 /// A stored check.
@@ -412,6 +422,8 @@ pub struct StoredCheck {
     pub headers: Option<Value>,
     pub sealed_body: Option<Vec<u8>>,
     pub diff_id: Option<Uuid>,
+    /// Run by a schedule (false: a manual check).
+    pub scheduled: bool,
 }
 
 /// Input of [`crate::Store::record_check`]'s diff. Counts are computed from `changes`.

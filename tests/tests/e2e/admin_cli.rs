@@ -649,6 +649,7 @@ fn endpoint_row(
     body: Option<Vec<u8>>,
 ) -> NewEndpointRow {
     NewEndpointRow {
+        retries: 1,
         id,
         name: format!("endpoint {id}"),
         url: "https://api.example.com/users".into(),

@@ -267,6 +267,7 @@ async fn seed_diff(
         .record_check(
             ws,
             NewCheck {
+                scheduled: false,
                 id: new_id(),
                 endpoint_id: endpoint,
                 started_at: at,

@@ -8,7 +8,9 @@
 //! free port; tests read this line).
 
 use super::CliError;
-use crate::config::{self, GlobalArgs, LimitSettings, Overrides, Settings, WorkerSettings};
+use crate::config::{
+    self, GlobalArgs, LimitSettings, Overrides, RetentionSettings, Settings, WorkerSettings,
+};
 use crate::db;
 use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
 use apidrift_model::net::AllowList;
@@ -79,6 +81,16 @@ async fn serve(
     {
         announce(&settings, &first);
     }
+    // A run that died with its process (kill -9) left its endpoint `checking`: give back the
+    // health it had before, once the run's deadline has passed (the worker repeats this).
+    match service.reset_stale_checking().await {
+        Ok(n) if n > 0 => tracing::info!(
+            endpoints = n,
+            "reset health left checking by runs that died"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "resetting stale checking failed"),
+    }
     if !service.has_key() {
         tracing::warn!(
             "no sealing key: set ENDPOINT_SECRET_KEY (see `apidrift keygen`); \
@@ -91,6 +103,7 @@ async fn serve(
             monitor.clone(),
             keys.clone(),
             &settings.worker,
+            &settings.retention,
         )?),
         _ => {
             tracing::warn!("no sealing key: the worker cannot open credentials and does not start");
@@ -186,8 +199,10 @@ fn start_worker(
     monitor: Monitor,
     keys: Arc<KeyRing>,
     settings: &WorkerSettings,
+    retention: &RetentionSettings,
 ) -> Result<RunningWorker, CliError> {
-    let config = settings.config()?;
+    let mut config = settings.config()?;
+    config.check_retention_days = retention.check_days;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(settings.threads.max(1))
         .thread_name("apidrift-worker")

@@ -5,6 +5,7 @@ pub mod checks;
 pub mod diffs;
 pub mod endpoints;
 pub mod health;
+pub mod lifecycle;
 pub mod openapi_import;
 pub mod probe;
 pub mod table;

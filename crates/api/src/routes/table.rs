@@ -1,7 +1,7 @@
 //! The route table: every documented route, registered once for both the application
 //! ([`crate::create_app`]) and the OpenAPI document ([`crate::openapi::document`]).
 
-use super::{accept, checks, diffs, endpoints, health, openapi_import, probe, webhooks};
+use super::{accept, checks, diffs, endpoints, health, lifecycle, openapi_import, probe, webhooks};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers every documented route.
@@ -19,13 +19,15 @@ pub fn configure(config: &mut ServiceConfig) {
                 .service(diffs::list_diffs)
                 .service(diffs::get_diff)
                 .service(accept::accept_diff)
-                .configure(checks::configure_api_v1),
+                .configure(checks::configure_api_v1)
+                .configure(lifecycle::configure_api_v1),
         )
         .service(
             utoipa_actix_web::scope("/v1")
                 .service(endpoints::create_endpoints_v1)
                 .service(diffs::list_endpoint_diffs_v1)
                 .configure(checks::configure_v1)
-                .configure(webhooks::configure_v1),
+                .configure(webhooks::configure_v1)
+                .configure(lifecycle::configure_v1),
         );
 }

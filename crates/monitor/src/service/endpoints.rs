@@ -83,7 +83,11 @@ impl Service {
 
     /// One entry: D6 validation, `ignorePaths` through the diff engine's parser, and the plan
     /// rule for schedules.
-    fn check_entry(&self, entry: &Value, schedules: bool) -> Result<NewEndpoint, String> {
+    pub(crate) fn check_entry(
+        &self,
+        entry: &Value,
+        schedules: bool,
+    ) -> Result<NewEndpoint, String> {
         let valid = validate::validate_entry(entry, &self.allow)?;
         for (i, pattern) in valid.ignore_paths.iter().enumerate() {
             IgnorePattern::parse(pattern).map_err(|e| format!("ignorePaths[{i}]: {e}"))?;
@@ -173,6 +177,7 @@ pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointR
         schedule: valid.schedule,
         ignore_paths: valid.ignore_paths,
         follow_redirects: valid.follow_redirects,
+        retries: valid.retries,
         response_contract: None,
         created_at: now,
     }

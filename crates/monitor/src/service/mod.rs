@@ -21,6 +21,10 @@
 //!   [`Service::delete_webhook`];
 //! * [`tokens`]: [`Service::mint_token`], [`Service::list_tokens`], [`Service::revoke_token`],
 //!   [`Service::authenticate`] (bearer tokens), [`Service::bootstrap`] (first start);
+//! * [`lifecycle`]: [`Service::get_endpoint`], [`Service::update_endpoint`],
+//!   [`Service::set_paused`], [`Service::delete_endpoint`], [`Service::list_checks`],
+//!   [`Service::list_deliveries`], [`Service::test_webhook`], and the worker's upkeep
+//!   ([`Service::reset_stale_checking`], [`Service::prune_checks`]) (D19);
 //! * [`keys`]: [`Service::rotate_keys`] (`apidrift keys rotate`);
 //! * [`workspaces`]: [`Service::create_workspace`], [`Service::update_workspace`];
 //! * [`users`]: [`Service::create_user`], [`Service::list_users`], [`Service::remove_user`],
@@ -35,6 +39,7 @@ pub mod checks;
 pub mod endpoints;
 mod error;
 pub mod keys;
+pub mod lifecycle;
 pub mod openapi;
 pub mod probe;
 pub mod tokens;
@@ -45,6 +50,9 @@ pub mod workspaces;
 pub use base::{Clock, Service, SystemClock};
 pub use checks::{Accepted, BaselineCaptured};
 pub use error::ServiceError;
+pub use lifecycle::{
+    CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,
+};
 pub use openapi::{Candidate, MAX_DOCUMENT_BYTES, ParseResult, wants_import};
 pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};

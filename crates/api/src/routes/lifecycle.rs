@@ -1,0 +1,244 @@
+//! Endpoint lifecycle and history (D19): `PATCH` and `DELETE /api/v1/endpoints/{id}`,
+//! `GET /api/v1/endpoints/{id}/checks`, `GET /v1/webhooks/{id}/deliveries` and
+//! `POST /v1/webhooks/{id}/test`. Thin callers of `apidrift_monitor::Service` (module
+//! `service::lifecycle`): the handlers authenticate, parse the id and the page, and translate.
+
+use crate::auth::{Authed, Policy, ReadEndpoints};
+use crate::docs::{EndpointPatchDoc, PageQuery};
+use crate::error::ApiError;
+use crate::query::Params;
+use crate::ratelimit::Class;
+use crate::routes::webhooks::{ListWebhooks, ManageWebhooks};
+use crate::routes::{parse_id, read_json_body};
+use crate::state::AppState;
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use apidrift_model::{Endpoint, ErrorBody, Pagination, Role, Scope};
+use apidrift_monitor::service::{CheckRecord, DeliveryView, WebhookTestResult};
+use serde::Serialize;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+/// Changing an endpoint: `endpoints:write`, member or above, creates class.
+#[derive(Debug)]
+pub enum UpdateEndpoints {}
+impl Policy for UpdateEndpoints {
+    const SCOPE: Scope = Scope::EndpointsWrite;
+    const MIN_ROLE: Role = Role::Member;
+    const ACTION: &'static str = "change endpoints";
+    const CLASS: Class = Class::Creates;
+}
+
+/// Deleting an endpoint: `endpoints:write`, admin or above, creates class.
+#[derive(Debug)]
+pub enum DeleteEndpoints {}
+impl Policy for DeleteEndpoints {
+    const SCOPE: Scope = Scope::EndpointsWrite;
+    const MIN_ROLE: Role = Role::Admin;
+    const ACTION: &'static str = "delete endpoints";
+    const CLASS: Class = Class::Creates;
+}
+
+/// Routes under `/api/v1`.
+pub fn configure_api_v1(config: &mut ServiceConfig) {
+    config
+        .service(update_endpoint)
+        .service(delete_endpoint)
+        .service(list_checks);
+}
+
+/// Routes under `/v1`.
+pub fn configure_v1(config: &mut ServiceConfig) {
+    config.service(list_deliveries).service(test_webhook);
+}
+
+/// `{ "endpoint": Endpoint }`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct UpdatedEndpoint {
+    pub endpoint: Endpoint,
+}
+
+/// `{ "checks": [CheckRecord], "pagination" }`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CheckList {
+    pub checks: Vec<CheckRecord>,
+    pub pagination: Pagination,
+}
+
+/// `{ "deliveries": [Delivery], "pagination" }`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct DeliveryList {
+    pub deliveries: Vec<DeliveryView>,
+    pub pagination: Pagination,
+}
+
+/// Change an endpoint.
+#[utoipa::path(
+    patch,
+    path = "/endpoints/{id}",
+    tag = "endpoints",
+    operation_id = "updateEndpoint",
+    params(("id" = Uuid, Path, description = "Endpoint id")),
+    request_body(content = EndpointPatchDoc, content_type = "application/json"),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 200, description = "The endpoint after the change", body = UpdatedEndpoint),
+        (status = 400, description = "Not a JSON object, or an invalid field (named); nothing changed", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below member", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 413, description = "Body larger than 2 MiB", body = ErrorBody),
+        (status = 415, description = "Body is not application/json", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured (only when a credential, headers or a request body change)", body = ErrorBody),
+    )
+)]
+#[patch("/endpoints/{id}")]
+pub async fn update_endpoint(
+    auth: Authed<UpdateEndpoints>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let body = read_json_body(&req, body).await?;
+    let endpoint = state
+        .service
+        .update_endpoint(auth.workspace_id, id, &body)
+        .await?;
+    Ok(HttpResponse::Ok().json(UpdatedEndpoint { endpoint }))
+}
+
+/// Delete an endpoint with its schedule, baselines, checks, diffs, contract and secrets.
+#[utoipa::path(
+    delete,
+    path = "/endpoints/{id}",
+    tag = "endpoints",
+    operation_id = "deleteEndpoint",
+    params(("id" = Uuid, Path, description = "Endpoint id")),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 204, description = "Deleted; its queued deliveries are dropped"),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[delete("/endpoints/{id}")]
+pub async fn delete_endpoint(
+    auth: Authed<DeleteEndpoints>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    state.service.delete_endpoint(auth.workspace_id, id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// An endpoint's check history, newest first.
+#[utoipa::path(
+    get,
+    path = "/endpoints/{id}/checks",
+    tag = "endpoints",
+    operation_id = "listEndpointChecks",
+    params(("id" = Uuid, Path, description = "Endpoint id"), PageQuery),
+    security(("bearer" = ["endpoints:read"])),
+    responses(
+        (status = 200, description = "A page of checks, newest first", body = CheckList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/endpoints/{id}/checks")]
+pub async fn list_checks(
+    auth: Authed<ReadEndpoints>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let page = Params::parse(req.query_string())?.page()?;
+    let found = state
+        .service
+        .list_checks(auth.workspace_id, id, page)
+        .await?;
+    Ok(HttpResponse::Ok().json(CheckList {
+        checks: found.items,
+        pagination: Pagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: found.total,
+        },
+    }))
+}
+
+/// A webhook's deliveries, newest first, with their last attempt.
+#[utoipa::path(
+    get,
+    path = "/webhooks/{id}/deliveries",
+    tag = "second surface",
+    operation_id = "listWebhookDeliveries",
+    params(("id" = Uuid, Path, description = "Webhook id"), PageQuery),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 200, description = "A page of deliveries, newest first", body = DeliveryList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
+        (status = 404, description = "No such webhook in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/webhooks/{id}/deliveries")]
+pub async fn list_deliveries(
+    auth: Authed<ListWebhooks>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let page = Params::parse(req.query_string())?.page()?;
+    let found = state
+        .service
+        .list_deliveries(auth.workspace_id, id, page)
+        .await?;
+    Ok(HttpResponse::Ok().json(DeliveryList {
+        deliveries: found.items,
+        pagination: Pagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: found.total,
+        },
+    }))
+}
+
+/// Send one signed `ping` event to a webhook now.
+#[utoipa::path(
+    post,
+    path = "/webhooks/{id}/test",
+    tag = "second surface",
+    operation_id = "testWebhook",
+    params(("id" = Uuid, Path, description = "Webhook id")),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 200, description = "What the receiver answered (delivered is false when it did not answer 2xx)", body = WebhookTestResult),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
+        (status = 404, description = "No such webhook in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured", body = ErrorBody),
+    )
+)]
+#[post("/webhooks/{id}/test")]
+pub async fn test_webhook(
+    auth: Authed<ManageWebhooks>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let result = state.service.test_webhook(auth.workspace_id, id).await?;
+    Ok(HttpResponse::Ok().json(result))
+}

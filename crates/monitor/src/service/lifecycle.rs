@@ -1,0 +1,444 @@
+//! Endpoint lifecycle and history (D19): change, pause and delete an endpoint, read its check
+//! history, read a webhook's deliveries and send it a test event, and the two upkeep jobs of the
+//! worker (no endpoint left `checking`, retention of check rows).
+//!
+//! PATCH is validated by the create rules (D6), never by a second validator: the stored endpoint
+//! is turned back into a create entry, the request's fields are laid over it, and the result goes
+//! through [`apidrift_model::validate::validate_entry`] and the service's `ignorePaths`/plan
+//! checks. Any invalid field is a 400 naming it, and nothing is written. Credentials, headers and
+//! the request body are write-only: present in the request they are validated and sealed anew
+//! (`auth: {"type": "none"}`, `headers: null`, `requestBody: null` drop them), absent they stay.
+
+use super::base::Service;
+use super::error::ServiceError;
+use crate::alerts::{SIGNATURE_HEADER, signature};
+use crate::client::FetchRequest;
+use apidrift_model::validate::{Credential, ExtraHeader};
+use apidrift_model::{Endpoint, HttpMethod, SecretString, sealed, timestamp};
+use apidrift_seal::{Binding, Field};
+use apidrift_store::{
+    CheckHistoryRow, EndpointChanges, Page, PageRequest, StoreError, StoredDelivery, StoredEndpoint,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::time::Duration;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The fields a PATCH may carry: every create field and `paused`.
+pub const PATCH_FIELDS: &[&str] = &[
+    "name",
+    "url",
+    "method",
+    "environment",
+    "description",
+    "tags",
+    "auth",
+    "headers",
+    "requestBody",
+    "contentType",
+    "diffMode",
+    "timeoutMs",
+    "schedule",
+    "ignorePaths",
+    "followRedirects",
+    "retries",
+    "paused",
+];
+
+/// Default retention of check rows without a diff, in days (`[retention] check_days`).
+pub const DEFAULT_CHECK_RETENTION_DAYS: u32 = 90;
+
+/// How long a webhook test may take.
+const TEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One check of an endpoint's history (`GET /api/v1/endpoints/{id}/checks`). Never a body, a
+/// header value or a credential.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CheckRecord {
+    pub id: Uuid,
+    /// RFC 3339, milliseconds, UTC.
+    pub started_at: String,
+    pub finished_at: String,
+    /// `null` when the fetch got no response.
+    pub http_status: Option<u16>,
+    /// Milliseconds.
+    pub response_time: Option<u32>,
+    /// The kind of fetch error (`timeout`, `connect`, `dns`, …) or `null`.
+    pub error: Option<String>,
+    /// The diff this check recorded, or `null` when the response matched the baseline.
+    pub diff_id: Option<Uuid>,
+    pub breaking_count: u32,
+    pub warning_count: u32,
+    pub change_count: u32,
+    /// Run by a schedule (false: a manual check).
+    pub scheduled: bool,
+}
+
+/// One delivery of a webhook (`GET /v1/webhooks/{id}/deliveries`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryView {
+    pub id: Uuid,
+    /// `drift.detected` or `drift.resolved`.
+    pub event: String,
+    pub endpoint_id: Uuid,
+    /// The diff the event reports, when it names one.
+    pub diff_id: Option<Uuid>,
+    pub created_at: String,
+    pub attempts: u32,
+    pub last_attempt_at: Option<String>,
+    /// The receiver's HTTP status at the last attempt (`null`: no answer or no attempt yet).
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+}
+
+/// The answer of `POST /v1/webhooks/{id}/test`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WebhookTestResult {
+    /// True when the receiver answered 2xx.
+    pub delivered: bool,
+    /// The receiver's HTTP status (`null` when it did not answer).
+    pub status: Option<u16>,
+    /// Why the test failed (`null` when delivered). Never the receiver's body.
+    pub error: Option<String>,
+}
+
+fn ts(t: OffsetDateTime) -> Result<String, ServiceError> {
+    timestamp::format(t).map_err(|e| ServiceError::Internal(e.to_string()))
+}
+
+fn record(c: &CheckHistoryRow) -> Result<CheckRecord, ServiceError> {
+    Ok(CheckRecord {
+        id: c.id,
+        started_at: ts(c.started_at)?,
+        finished_at: ts(c.finished_at)?,
+        http_status: c.http_status,
+        response_time: c.response_time,
+        error: c.error_kind.clone(),
+        diff_id: c.diff_id,
+        breaking_count: c.breaking_count,
+        warning_count: c.warning_count,
+        change_count: c.change_count,
+        scheduled: c.scheduled,
+    })
+}
+
+fn delivery(d: &StoredDelivery) -> Result<DeliveryView, ServiceError> {
+    let diff_id = serde_json::from_str::<Value>(&d.payload)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/diff/id")
+                .or_else(|| v.get("diffId"))
+                .and_then(Value::as_str)
+                .and_then(|s| Uuid::parse_str(s).ok())
+        });
+    Ok(DeliveryView {
+        id: d.id,
+        event: d.event.clone(),
+        endpoint_id: d.endpoint_id,
+        diff_id,
+        created_at: ts(d.created_at)?,
+        attempts: d.attempts,
+        last_attempt_at: d.last_attempt_at.map(ts).transpose()?,
+        last_status: d.last_status,
+        last_error: d.last_error.clone(),
+        state: d.state.clone(),
+    })
+}
+
+/// The stored endpoint as a create entry (without its write-only secrets).
+fn entry_of(e: &StoredEndpoint) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("name".into(), e.name.clone().into());
+    m.insert("url".into(), e.url.clone().into());
+    m.insert("method".into(), e.method.as_str().into());
+    m.insert("environment".into(), e.environment.clone().into());
+    if let Some(d) = &e.description {
+        m.insert("description".into(), d.clone().into());
+    }
+    m.insert("tags".into(), e.tags.clone().into());
+    m.insert("contentType".into(), e.content_type.clone().into());
+    m.insert("diffMode".into(), e.diff_mode.as_str().into());
+    m.insert("timeoutMs".into(), e.timeout_ms.into());
+    if let Some(f) = e.schedule {
+        m.insert("schedule".into(), f.as_str().into());
+    }
+    m.insert("ignorePaths".into(), e.ignore_paths.clone().into());
+    m.insert("followRedirects".into(), e.follow_redirects.into());
+    m.insert("retries".into(), e.retries.into());
+    m
+}
+
+impl Service {
+    /// One endpoint of workspace `ws`, or 404.
+    pub async fn get_endpoint(&self, ws: Uuid, id: Uuid) -> Result<StoredEndpoint, ServiceError> {
+        self.store
+            .get_endpoint(ws, id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("endpoint", id))
+    }
+
+    /// D19 PATCH: changes any subset of the create fields and `paused` of endpoint `id` of
+    /// workspace `ws` (`PATCH /api/v1/endpoints/{id}`, the console's edit form, `apidrift
+    /// endpoint update`). Order: the body's shape (400), the endpoint (404), the key when a
+    /// secret changes (503), then every field by the create rules (400 naming the field; nothing
+    /// is written). `schedule: null` removes the schedule; the baseline is kept.
+    pub async fn update_endpoint(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        body: &Value,
+    ) -> Result<Endpoint, ServiceError> {
+        let Value::Object(patch) = body else {
+            return Err(ServiceError::Invalid(
+                "request body must be a JSON object".into(),
+            ));
+        };
+        if let Some(unknown) = patch.keys().find(|k| !PATCH_FIELDS.contains(&k.as_str())) {
+            return Err(ServiceError::Invalid(format!(
+                "{unknown}: not a field that can be changed (fields: {})",
+                PATCH_FIELDS.join(", ")
+            )));
+        }
+        let paused = match patch.get("paused") {
+            None => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => return Err(ServiceError::Invalid("paused: must be a boolean".into())),
+        };
+        let current = self.get_endpoint(ws, id).await?;
+        let secrets = ["auth", "headers", "requestBody"];
+        let keys = if secrets.iter().any(|k| patch.contains_key(*k)) {
+            Some(self.keys_or(": credentials cannot be sealed")?.clone())
+        } else {
+            None
+        };
+        let mut entry = entry_of(&current);
+        for (k, v) in patch {
+            if k != "paused" {
+                entry.insert(k.clone(), v.clone());
+            }
+        }
+        let workspace = self.workspace(ws).await?;
+        let valid = self
+            .check_entry(&Value::Object(entry), workspace.plan.allows_schedules())
+            .map_err(ServiceError::Invalid)?;
+        let keeps_body =
+            !patch.contains_key("requestBody") && current.sealed_request_body.is_some();
+        if keeps_body && !valid.method.allows_body() {
+            return Err(ServiceError::Invalid(format!(
+                "requestBody: not allowed for {}; send \"requestBody\": null to remove it",
+                valid.method
+            )));
+        }
+        let mut changes = EndpointChanges::of(&current);
+        if let Some(keys) = &keys {
+            let seal = |plain: &[u8], field: Field| {
+                keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
+                    .map_err(|e| ServiceError::Internal(format!("sealing failed: {e}")))
+            };
+            if patch.contains_key("auth") {
+                changes.auth_type = valid.auth_type();
+                changes.sealed_auth = sealed::credential_to_json(&valid.credential)
+                    .map(|plain| seal(&plain, Field::EndpointAuth))
+                    .transpose()?;
+            }
+            if patch.contains_key("headers") {
+                changes.sealed_headers = sealed::headers_to_json(&valid.headers)
+                    .map(|plain| seal(&plain, Field::EndpointHeaders))
+                    .transpose()?;
+            }
+            if patch.contains_key("requestBody") {
+                changes.sealed_request_body = valid
+                    .request_body
+                    .as_ref()
+                    .map(|b| seal(b.as_bytes(), Field::EndpointRequestBody))
+                    .transpose()?;
+            }
+        }
+        changes.name = valid.name;
+        changes.url = valid.url;
+        changes.method = valid.method;
+        changes.environment = valid.environment;
+        changes.description = valid.description;
+        changes.tags = valid.tags;
+        changes.content_type = valid.content_type;
+        changes.diff_mode = valid.diff_mode;
+        changes.timeout_ms = valid.timeout_ms;
+        changes.schedule = valid.schedule;
+        changes.ignore_paths = valid.ignore_paths;
+        changes.follow_redirects = valid.follow_redirects;
+        changes.retries = valid.retries;
+        if let Some(p) = paused {
+            changes.paused = p;
+        }
+        let updated = self
+            .store
+            .update_endpoint(ws, id, changes, self.now_millis())
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ServiceError::not_found("endpoint", id),
+                StoreError::InvalidInput(m) => ServiceError::Invalid(m),
+                other => other.into(),
+            })?;
+        Ok(updated.to_model())
+    }
+
+    /// Pauses (`true`) or resumes (`false`) endpoint `id`: schedules skip a paused endpoint and
+    /// use no quota; manual checks and captures still run. The same as `PATCH {"paused": …}`.
+    pub async fn set_paused(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        paused: bool,
+    ) -> Result<Endpoint, ServiceError> {
+        self.update_endpoint(ws, id, &serde_json::json!({ "paused": paused }))
+            .await
+    }
+
+    /// D19 DELETE: removes endpoint `id` of workspace `ws` with its schedule, baselines, checks,
+    /// diffs, contract and sealed secrets in one transaction, and drops its queued deliveries
+    /// (`DELETE /api/v1/endpoints/{id}`, the console, `apidrift endpoint delete`). 404 when
+    /// missing. The caller checks the role (admin or above).
+    pub async fn delete_endpoint(&self, ws: Uuid, id: Uuid) -> Result<(), ServiceError> {
+        self.store
+            .delete_endpoint(ws, id)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ServiceError::not_found("endpoint", id),
+                other => other.into(),
+            })
+    }
+
+    /// The check history of endpoint `id`, newest first, one page, and the total (404 when the
+    /// endpoint is not in workspace `ws`).
+    pub async fn list_checks(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        page: PageRequest,
+    ) -> Result<Page<CheckRecord>, ServiceError> {
+        self.get_endpoint(ws, id).await?;
+        let found = self.store.list_checks(ws, id, page).await?;
+        Ok(Page {
+            items: found.items.iter().map(record).collect::<Result<_, _>>()?,
+            total: found.total,
+        })
+    }
+
+    /// The deliveries of webhook `id`, newest first, one page, and the total (404 when the
+    /// webhook is not in workspace `ws`).
+    pub async fn list_deliveries(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        page: PageRequest,
+    ) -> Result<Page<DeliveryView>, ServiceError> {
+        self.webhook(ws, id).await?;
+        let found = self.store.list_deliveries(ws, id, page).await?;
+        Ok(Page {
+            items: found.items.iter().map(delivery).collect::<Result<_, _>>()?,
+            total: found.total,
+        })
+    }
+
+    async fn webhook(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+    ) -> Result<apidrift_store::StoredWebhook, ServiceError> {
+        self.store
+            .list_webhooks(ws)
+            .await?
+            .into_iter()
+            .find(|w| w.id == id)
+            .ok_or_else(|| ServiceError::not_found("webhook", id))
+    }
+
+    /// Sends one signed `ping` event to webhook `id` now and reports what the receiver answered
+    /// (`POST /v1/webhooks/{id}/test`, the console's "send test" button). Nothing is queued or
+    /// retried. 404 when missing, 503 without a key.
+    pub async fn test_webhook(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+    ) -> Result<WebhookTestResult, ServiceError> {
+        let hook = self.webhook(ws, id).await?;
+        let keys = self.keys_or(", so the webhook secret cannot be opened")?;
+        let secret = keys
+            .open(
+                &hook.sealed_secret,
+                &Binding::new(*ws.as_bytes(), *id.as_bytes(), Field::WebhookSecret),
+            )
+            .map_err(|e| ServiceError::Internal(format!("webhook secret: {e}")))?;
+        let now = self.now_millis();
+        let payload = serde_json::json!({
+            "type": "ping",
+            "webhookId": id,
+            "sentAt": ts(now)?,
+        })
+        .to_string();
+        let failed = |error: String| WebhookTestResult {
+            delivered: false,
+            status: None,
+            error: Some(error),
+        };
+        let url = match self.client.check_url(&hook.url) {
+            Ok(u) => u,
+            Err(e) => return Ok(failed(e.to_string())),
+        };
+        let sig = signature(&secret, now.unix_timestamp(), payload.as_bytes());
+        let request = FetchRequest {
+            url,
+            method: HttpMethod::Post,
+            credential: Credential::None,
+            headers: vec![ExtraHeader {
+                name: SIGNATURE_HEADER.to_owned(),
+                value: SecretString::new(sig),
+            }],
+            body: Some(payload.into_bytes()),
+            content_type: Some("application/json".to_owned()),
+            timeout: TEST_TIMEOUT,
+            follow_redirects: false,
+        };
+        Ok(match self.client.fetch(&request).await {
+            Ok(r) if (200..300).contains(&r.status) => WebhookTestResult {
+                delivered: true,
+                status: Some(r.status),
+                error: None,
+            },
+            Ok(r) => WebhookTestResult {
+                delivered: false,
+                status: Some(r.status),
+                error: Some(format!("HTTP {}", r.status)),
+            },
+            Err(e) => failed(e.to_string()),
+        })
+    }
+
+    /// Upkeep (start-up and the worker): every endpoint still `checking` whose run's deadline has
+    /// passed gets back the health it had before the run. Returns how many.
+    pub async fn reset_stale_checking(&self) -> Result<u64, ServiceError> {
+        Ok(self.store.reset_stale_checking(self.now()).await?)
+    }
+
+    /// Upkeep (the worker): deletes check rows without a diff older than `days` days, their
+    /// sealed bodies with them, in batches. Returns how many.
+    pub async fn prune_checks(&self, days: u32) -> Result<u64, ServiceError> {
+        let before = self.now() - time::Duration::days(i64::from(days));
+        let mut total = 0;
+        loop {
+            let n = self.store.prune_checks(before, 1_000).await?;
+            total += n;
+            if n < 1_000 {
+                return Ok(total);
+            }
+        }
+    }
+}

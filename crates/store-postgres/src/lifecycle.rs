@@ -1,0 +1,418 @@
+//! [`LifecycleStore`] on PostgreSQL: changing and deleting endpoints, check history, deliveries,
+//! the in-flight marker of a run and the retention of check rows.
+
+use crate::escape::{read_opt, read_text};
+use crate::rows::{EndpointRow, int, micros, strings};
+use crate::schema::endpoints;
+use crate::{Error, PgStore, Result};
+use apidrift_store::{
+    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
+    StoredDelivery, StoredEndpoint, text::refuse_nul, to_u16, to_u32,
+};
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+type Conn = AsyncPgConnection;
+
+fn check_text(ch: &EndpointChanges) -> std::result::Result<(), StoreError> {
+    refuse_nul("endpoints.name", &ch.name)?;
+    refuse_nul("endpoints.url", &ch.url)?;
+    refuse_nul("endpoints.environment", &ch.environment)?;
+    if let Some(d) = &ch.description {
+        refuse_nul("endpoints.description", d)?;
+    }
+    refuse_nul("endpoints.content_type", &ch.content_type)
+}
+
+async fn get(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
+    let row = endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .filter(endpoints::id.eq(ep))
+        .select(EndpointRow::as_select())
+        .for_update()
+        .first(c)
+        .await
+        .optional()?;
+    match row {
+        Some(r) => Ok(r.into_model()?),
+        None => Err(Error::Store(StoreError::NotFound)),
+    }
+}
+
+async fn update(
+    c: &mut Conn,
+    ws: Uuid,
+    ep: Uuid,
+    ch: &EndpointChanges,
+    now: OffsetDateTime,
+) -> Result<StoredEndpoint> {
+    let before = get(c, ws, ep).await?;
+    diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(ws))
+            .filter(endpoints::id.eq(ep)),
+    )
+    .set((
+        endpoints::name.eq(&ch.name),
+        endpoints::url.eq(&ch.url),
+        endpoints::method.eq(ch.method.as_str()),
+        endpoints::environment.eq(&ch.environment),
+        endpoints::description.eq(ch.description.as_deref()),
+        endpoints::tags.eq(strings(&ch.tags)),
+        endpoints::auth_type.eq(ch.auth_type.as_str()),
+        endpoints::sealed_auth.eq(ch.sealed_auth.as_deref()),
+        endpoints::sealed_headers.eq(ch.sealed_headers.as_deref()),
+        endpoints::sealed_request_body.eq(ch.sealed_request_body.as_deref()),
+        endpoints::content_type.eq(&ch.content_type),
+        endpoints::diff_mode.eq(ch.diff_mode.as_str()),
+        endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
+        endpoints::schedule.eq(ch.schedule.map(|f| f.as_str())),
+        endpoints::ignore_paths.eq(strings(&ch.ignore_paths)),
+        endpoints::follow_redirects.eq(ch.follow_redirects),
+        endpoints::paused.eq(ch.paused),
+        endpoints::retries.eq(i32::from(ch.retries)),
+        endpoints::updated_at.eq(micros(now)),
+    ))
+    .execute(c)
+    .await?;
+    if before.schedule != ch.schedule {
+        diesel::sql_query("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
+            .bind::<SqlUuid, _>(ws)
+            .bind::<SqlUuid, _>(ep)
+            .execute(c)
+            .await?;
+    }
+    get(c, ws, ep).await
+}
+
+async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
+    // Lock the workspace row as creating endpoints does, so the plan count stays exact.
+    diesel::sql_query("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE")
+        .bind::<SqlUuid, _>(ws)
+        .execute(c)
+        .await?;
+    get(c, ws, ep).await?;
+    for sql in [
+        "DELETE FROM deliveries WHERE event_id IN \
+         (SELECT id FROM outbox_events WHERE workspace_id = $1 AND endpoint_id = $2)",
+        "DELETE FROM outbox_events WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM alert_state WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM diffs WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM baselines WHERE workspace_id = $1 AND endpoint_id = $2",
+        "DELETE FROM endpoints WHERE workspace_id = $1 AND id = $2",
+    ] {
+        diesel::sql_query(sql)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<SqlUuid, _>(ep)
+            .execute(c)
+            .await?;
+    }
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct HistoryRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    endpoint_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    started_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    finished_at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<Integer>)]
+    http_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    response_time: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_kind: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    diff_id: Option<Uuid>,
+    #[diesel(sql_type = Integer)]
+    breaking_count: i32,
+    #[diesel(sql_type = Integer)]
+    warning_count: i32,
+    #[diesel(sql_type = Integer)]
+    change_count: i32,
+    #[diesel(sql_type = Bool)]
+    scheduled: bool,
+}
+
+impl HistoryRow {
+    fn into_model(self) -> std::result::Result<CheckHistoryRow, StoreError> {
+        let u = |c: &str, v: i32| to_u32(c, v.into());
+        Ok(CheckHistoryRow {
+            id: self.id,
+            endpoint_id: self.endpoint_id,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            http_status: self
+                .http_status
+                .map(|v| to_u16("checks.http_status", v))
+                .transpose()?,
+            response_time: self
+                .response_time
+                .map(|v| u("checks.response_time", v))
+                .transpose()?,
+            error_kind: read_opt(self.error_kind),
+            diff_id: self.diff_id,
+            breaking_count: u("diffs.breaking_count", self.breaking_count)?,
+            warning_count: u("diffs.warning_count", self.warning_count)?,
+            change_count: u("diffs.change_count", self.change_count)?,
+            scheduled: self.scheduled,
+        })
+    }
+}
+
+async fn list_checks(
+    c: &mut Conn,
+    ws: Uuid,
+    ep: Uuid,
+    page: PageRequest,
+) -> Result<Page<CheckHistoryRow>> {
+    let total: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(ep)
+    .get_result(c)
+    .await?;
+    let rows: Vec<HistoryRow> = diesel::sql_query(
+        "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
+         c.response_time, c.error_kind, d.id AS diff_id, \
+         COALESCE(d.breaking_count, 0) AS breaking_count, \
+         COALESCE(d.warning_count, 0) AS warning_count, \
+         COALESCE(d.change_count, 0) AS change_count, c.scheduled \
+         FROM checks c LEFT JOIN diffs d ON d.check_id = c.id AND d.workspace_id = c.workspace_id \
+         WHERE c.workspace_id = $1 AND c.endpoint_id = $2 \
+         ORDER BY c.started_at DESC, c.id DESC LIMIT $3 OFFSET $4",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(ep)
+    .bind::<BigInt, _>(i64::from(page.limit))
+    .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
+    .load(c)
+    .await?;
+    Ok(Page {
+        items: rows
+            .into_iter()
+            .map(HistoryRow::into_model)
+            .collect::<std::result::Result<_, _>>()?,
+        total: u64::try_from(total.n).unwrap_or(0),
+    })
+}
+
+#[derive(QueryableByName)]
+struct DeliveryRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    webhook_id: Uuid,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    endpoint_id: Uuid,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+    #[diesel(sql_type = Integer)]
+    attempts: i32,
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_attempt_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    last_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+}
+
+async fn list_deliveries(
+    c: &mut Conn,
+    ws: Uuid,
+    hook: Uuid,
+    page: PageRequest,
+) -> Result<Page<StoredDelivery>> {
+    let total: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = $1 AND webhook_id = $2",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(hook)
+    .get_result(c)
+    .await?;
+    let rows: Vec<DeliveryRow> = diesel::sql_query(
+        "SELECT d.id, d.webhook_id, e.kind, e.endpoint_id, e.payload, d.created_at, d.attempts, \
+         d.state, a.attempted_at AS last_attempt_at, a.http_status AS last_status, \
+         COALESCE(a.error, d.last_error) AS last_error \
+         FROM deliveries d JOIN outbox_events e ON e.id = d.event_id \
+         LEFT JOIN delivery_attempts a ON a.delivery_id = d.id AND a.attempt = \
+           (SELECT MAX(attempt) FROM delivery_attempts WHERE delivery_id = d.id) \
+         WHERE d.workspace_id = $1 AND d.webhook_id = $2 \
+         ORDER BY d.created_at DESC, d.id DESC LIMIT $3 OFFSET $4",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(hook)
+    .bind::<BigInt, _>(i64::from(page.limit))
+    .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
+    .load(c)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|r| -> std::result::Result<StoredDelivery, StoreError> {
+            Ok(StoredDelivery {
+                id: r.id,
+                webhook_id: r.webhook_id,
+                event: r.kind,
+                endpoint_id: r.endpoint_id,
+                payload: read_text(r.payload),
+                created_at: r.created_at,
+                attempts: to_u32("deliveries.attempts", r.attempts.into())?,
+                state: r.state,
+                last_attempt_at: r.last_attempt_at,
+                last_status: r
+                    .last_status
+                    .map(|s| to_u16("delivery_attempts.http_status", s))
+                    .transpose()?,
+                last_error: read_opt(r.last_error),
+            })
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    Ok(Page {
+        items,
+        total: u64::try_from(total.n).unwrap_or(0),
+    })
+}
+
+#[async_trait]
+impl LifecycleStore for PgStore {
+    async fn update_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        changes: EndpointChanges,
+        now: OffsetDateTime,
+    ) -> std::result::Result<StoredEndpoint, StoreError> {
+        check_text(&changes)?;
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| {
+            update(c, workspace_id, endpoint_id, &changes, now).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn delete_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> std::result::Result<(), StoreError> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| delete(c, workspace_id, endpoint_id).await)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn list_checks(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        page: PageRequest,
+    ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| {
+            list_checks(c, workspace_id, endpoint_id, page).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn list_deliveries(
+        &self,
+        workspace_id: Uuid,
+        webhook_id: Uuid,
+        page: PageRequest,
+    ) -> std::result::Result<Page<StoredDelivery>, StoreError> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, Error, _>(async |c| {
+            list_deliveries(c, workspace_id, webhook_id, page).await
+        })
+        .await
+        .map_err(StoreError::from)
+    }
+
+    async fn begin_checking(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> std::result::Result<(), StoreError> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query(
+            "UPDATE endpoints SET \
+             prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
+             health = 'checking', checking_until = $1, updated_at = $2 \
+             WHERE workspace_id = $3 AND id = $4",
+        )
+        .bind::<Timestamptz, _>(micros(until))
+        .bind::<Timestamptz, _>(micros(now))
+        .bind::<SqlUuid, _>(workspace_id)
+        .bind::<SqlUuid, _>(endpoint_id)
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        if n == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn reset_stale_checking(
+        &self,
+        now: OffsetDateTime,
+    ) -> std::result::Result<u64, StoreError> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query(
+            "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
+             prior_health = NULL, checking_until = NULL, updated_at = $1 \
+             WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < $1)",
+        )
+        .bind::<Timestamptz, _>(micros(now))
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(n as u64)
+    }
+
+    async fn prune_checks(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> std::result::Result<u64, StoreError> {
+        let mut conn = self.conn().await?;
+        let n = diesel::sql_query(
+            "DELETE FROM checks WHERE id IN (SELECT c.id FROM checks c \
+             WHERE c.diff_id IS NULL AND c.started_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM diffs d WHERE d.check_id = c.id) LIMIT $2)",
+        )
+        .bind::<Timestamptz, _>(micros(before))
+        .bind::<BigInt, _>(i64::from(limit))
+        .execute(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(n as u64)
+    }
+}

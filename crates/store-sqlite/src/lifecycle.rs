@@ -1,0 +1,394 @@
+//! [`LifecycleStore`] on SQLite: changing and deleting endpoints, check history, deliveries, the
+//! in-flight marker of a run and the retention of check rows.
+
+use crate::rows::{EndpointRow, from_ts, id, int, parse_id, ts};
+use crate::schema::endpoints;
+use crate::{Error, Result, SqliteStore};
+use apidrift_store::{
+    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
+    StoredDelivery, StoredEndpoint, strings_to_json, text::refuse_nul, to_u16, to_u32,
+};
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+fn check_text(ch: &EndpointChanges) -> std::result::Result<(), StoreError> {
+    refuse_nul("endpoints.name", &ch.name)?;
+    refuse_nul("endpoints.url", &ch.url)?;
+    refuse_nul("endpoints.environment", &ch.environment)?;
+    if let Some(d) = &ch.description {
+        refuse_nul("endpoints.description", d)?;
+    }
+    refuse_nul("endpoints.content_type", &ch.content_type)
+}
+
+fn get(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
+    let row = endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .filter(endpoints::id.eq(id(ep)))
+        .select(EndpointRow::as_select())
+        .first(c)
+        .optional()?;
+    match row {
+        Some(r) => Ok(r.into_model()?),
+        None => Err(Error::Store(StoreError::NotFound)),
+    }
+}
+
+fn update(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    ep: Uuid,
+    ch: &EndpointChanges,
+    now: OffsetDateTime,
+) -> Result<StoredEndpoint> {
+    let before = get(c, ws, ep)?;
+    diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(id(ws)))
+            .filter(endpoints::id.eq(id(ep))),
+    )
+    .set((
+        endpoints::name.eq(&ch.name),
+        endpoints::url.eq(&ch.url),
+        endpoints::method.eq(ch.method.as_str()),
+        endpoints::environment.eq(&ch.environment),
+        endpoints::description.eq(ch.description.as_deref()),
+        endpoints::tags.eq(strings_to_json(&ch.tags)),
+        endpoints::auth_type.eq(ch.auth_type.as_str()),
+        endpoints::sealed_auth.eq(ch.sealed_auth.as_deref()),
+        endpoints::sealed_headers.eq(ch.sealed_headers.as_deref()),
+        endpoints::sealed_request_body.eq(ch.sealed_request_body.as_deref()),
+        endpoints::content_type.eq(&ch.content_type),
+        endpoints::diff_mode.eq(ch.diff_mode.as_str()),
+        endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
+        endpoints::schedule.eq(ch.schedule.map(|f| f.as_str())),
+        endpoints::ignore_paths.eq(strings_to_json(&ch.ignore_paths)),
+        endpoints::follow_redirects.eq(ch.follow_redirects),
+        endpoints::paused.eq(ch.paused),
+        endpoints::retries.eq(i32::from(ch.retries)),
+        endpoints::updated_at.eq(ts(now)),
+    ))
+    .execute(c)?;
+    if before.schedule != ch.schedule {
+        diesel::sql_query("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
+            .bind::<Text, _>(id(ws))
+            .bind::<Text, _>(id(ep))
+            .execute(c)?;
+    }
+    get(c, ws, ep)
+}
+
+fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<()> {
+    get(c, ws, ep)?;
+    let (w, e) = (id(ws), id(ep));
+    for sql in [
+        "DELETE FROM deliveries WHERE event_id IN \
+         (SELECT id FROM outbox_events WHERE workspace_id = ? AND endpoint_id = ?)",
+        "DELETE FROM outbox_events WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM alert_state WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM diffs WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM checks WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM baselines WHERE workspace_id = ? AND endpoint_id = ?",
+        "DELETE FROM endpoints WHERE workspace_id = ? AND id = ?",
+    ] {
+        diesel::sql_query(sql)
+            .bind::<Text, _>(&w)
+            .bind::<Text, _>(&e)
+            .execute(c)?;
+    }
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[derive(QueryableByName)]
+struct HistoryRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    endpoint_id: String,
+    #[diesel(sql_type = BigInt)]
+    started_at: i64,
+    #[diesel(sql_type = BigInt)]
+    finished_at: i64,
+    #[diesel(sql_type = Nullable<Integer>)]
+    http_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    response_time: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_kind: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    diff_id: Option<String>,
+    #[diesel(sql_type = Integer)]
+    breaking_count: i32,
+    #[diesel(sql_type = Integer)]
+    warning_count: i32,
+    #[diesel(sql_type = Integer)]
+    change_count: i32,
+    #[diesel(sql_type = Bool)]
+    scheduled: bool,
+}
+
+impl HistoryRow {
+    fn into_model(self) -> std::result::Result<CheckHistoryRow, StoreError> {
+        let u = |c: &str, v: i32| to_u32(c, v.into());
+        Ok(CheckHistoryRow {
+            id: parse_id("checks.id", &self.id)?,
+            endpoint_id: parse_id("checks.endpoint_id", &self.endpoint_id)?,
+            started_at: from_ts("checks.started_at", self.started_at)?,
+            finished_at: from_ts("checks.finished_at", self.finished_at)?,
+            http_status: self
+                .http_status
+                .map(|v| to_u16("checks.http_status", v))
+                .transpose()?,
+            response_time: self
+                .response_time
+                .map(|v| u("checks.response_time", v))
+                .transpose()?,
+            error_kind: self.error_kind,
+            diff_id: self
+                .diff_id
+                .map(|d| parse_id("checks.diff_id", &d))
+                .transpose()?,
+            breaking_count: u("diffs.breaking_count", self.breaking_count)?,
+            warning_count: u("diffs.warning_count", self.warning_count)?,
+            change_count: u("diffs.change_count", self.change_count)?,
+            scheduled: self.scheduled,
+        })
+    }
+}
+
+fn list_checks(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    ep: Uuid,
+    page: PageRequest,
+) -> Result<Page<CheckHistoryRow>> {
+    let total: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = ? AND endpoint_id = ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .bind::<Text, _>(id(ep))
+    .get_result(c)?;
+    let rows: Vec<HistoryRow> = diesel::sql_query(
+        "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
+         c.response_time, c.error_kind, d.id AS diff_id, \
+         COALESCE(d.breaking_count, 0) AS breaking_count, \
+         COALESCE(d.warning_count, 0) AS warning_count, \
+         COALESCE(d.change_count, 0) AS change_count, c.scheduled \
+         FROM checks c LEFT JOIN diffs d ON d.check_id = c.id AND d.workspace_id = c.workspace_id \
+         WHERE c.workspace_id = ? AND c.endpoint_id = ? \
+         ORDER BY c.started_at DESC, c.id DESC LIMIT ? OFFSET ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .bind::<Text, _>(id(ep))
+    .bind::<BigInt, _>(i64::from(page.limit))
+    .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
+    .load(c)?;
+    Ok(Page {
+        items: rows
+            .into_iter()
+            .map(HistoryRow::into_model)
+            .collect::<std::result::Result<_, _>>()?,
+        total: u64::try_from(total.n).unwrap_or(0),
+    })
+}
+
+#[derive(QueryableByName)]
+struct DeliveryRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    webhook_id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    endpoint_id: String,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = BigInt)]
+    created_at: i64,
+    #[diesel(sql_type = Integer)]
+    attempts: i32,
+    #[diesel(sql_type = Text)]
+    state: String,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    last_attempt_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    last_status: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    last_error: Option<String>,
+}
+
+fn list_deliveries(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    hook: Uuid,
+    page: PageRequest,
+) -> Result<Page<StoredDelivery>> {
+    let total: Count = diesel::sql_query(
+        "SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = ? AND webhook_id = ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .bind::<Text, _>(id(hook))
+    .get_result(c)?;
+    let rows: Vec<DeliveryRow> = diesel::sql_query(
+        "SELECT d.id, d.webhook_id, e.kind, e.endpoint_id, e.payload, d.created_at, d.attempts, \
+         d.state, a.attempted_at AS last_attempt_at, a.http_status AS last_status, \
+         COALESCE(a.error, d.last_error) AS last_error \
+         FROM deliveries d JOIN outbox_events e ON e.id = d.event_id \
+         LEFT JOIN delivery_attempts a ON a.delivery_id = d.id AND a.attempt = \
+           (SELECT MAX(attempt) FROM delivery_attempts WHERE delivery_id = d.id) \
+         WHERE d.workspace_id = ? AND d.webhook_id = ? \
+         ORDER BY d.created_at DESC, d.id DESC LIMIT ? OFFSET ?",
+    )
+    .bind::<Text, _>(id(ws))
+    .bind::<Text, _>(id(hook))
+    .bind::<BigInt, _>(i64::from(page.limit))
+    .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
+    .load(c)?;
+    let items = rows
+        .into_iter()
+        .map(|r| -> std::result::Result<StoredDelivery, StoreError> {
+            Ok(StoredDelivery {
+                id: parse_id("deliveries.id", &r.id)?,
+                webhook_id: parse_id("deliveries.webhook_id", &r.webhook_id)?,
+                event: r.kind,
+                endpoint_id: parse_id("outbox_events.endpoint_id", &r.endpoint_id)?,
+                payload: r.payload,
+                created_at: from_ts("deliveries.created_at", r.created_at)?,
+                attempts: to_u32("deliveries.attempts", r.attempts.into())?,
+                state: r.state,
+                last_attempt_at: r
+                    .last_attempt_at
+                    .map(|t| from_ts("delivery_attempts.attempted_at", t))
+                    .transpose()?,
+                last_status: r
+                    .last_status
+                    .map(|s| to_u16("delivery_attempts.http_status", s))
+                    .transpose()?,
+                last_error: r.last_error,
+            })
+        })
+        .collect::<std::result::Result<_, _>>()?;
+    Ok(Page {
+        items,
+        total: u64::try_from(total.n).unwrap_or(0),
+    })
+}
+
+#[async_trait]
+impl LifecycleStore for SqliteStore {
+    async fn update_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        changes: EndpointChanges,
+        now: OffsetDateTime,
+    ) -> std::result::Result<StoredEndpoint, StoreError> {
+        check_text(&changes)?;
+        self.write(move |c| update(c, workspace_id, endpoint_id, &changes, now))
+            .await
+    }
+
+    async fn delete_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> std::result::Result<(), StoreError> {
+        self.write(move |c| delete(c, workspace_id, endpoint_id))
+            .await
+    }
+
+    async fn list_checks(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        page: PageRequest,
+    ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
+        self.read(move |c| list_checks(c, workspace_id, endpoint_id, page))
+            .await
+    }
+
+    async fn list_deliveries(
+        &self,
+        workspace_id: Uuid,
+        webhook_id: Uuid,
+        page: PageRequest,
+    ) -> std::result::Result<Page<StoredDelivery>, StoreError> {
+        self.read(move |c| list_deliveries(c, workspace_id, webhook_id, page))
+            .await
+    }
+
+    async fn begin_checking(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> std::result::Result<(), StoreError> {
+        self.write(move |c| {
+            let n = diesel::sql_query(
+                "UPDATE endpoints SET \
+                 prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
+                 health = 'checking', checking_until = ?, updated_at = ? \
+                 WHERE workspace_id = ? AND id = ?",
+            )
+            .bind::<BigInt, _>(ts(until))
+            .bind::<BigInt, _>(ts(now))
+            .bind::<Text, _>(id(workspace_id))
+            .bind::<Text, _>(id(endpoint_id))
+            .execute(c)?;
+            if n == 0 {
+                return Err(Error::Store(StoreError::NotFound));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn reset_stale_checking(
+        &self,
+        now: OffsetDateTime,
+    ) -> std::result::Result<u64, StoreError> {
+        self.write(move |c| {
+            let n = diesel::sql_query(
+                "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
+                 prior_health = NULL, checking_until = NULL, updated_at = ? \
+                 WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < ?)",
+            )
+            .bind::<BigInt, _>(ts(now))
+            .bind::<BigInt, _>(ts(now))
+            .execute(c)?;
+            Ok(n as u64)
+        })
+        .await
+    }
+
+    async fn prune_checks(
+        &self,
+        before: OffsetDateTime,
+        limit: u32,
+    ) -> std::result::Result<u64, StoreError> {
+        self.write(move |c| {
+            let n = diesel::sql_query(
+                "DELETE FROM checks WHERE id IN (SELECT c.id FROM checks c \
+                 WHERE c.diff_id IS NULL AND c.started_at < ? \
+                 AND NOT EXISTS (SELECT 1 FROM diffs d WHERE d.check_id = c.id) LIMIT ?)",
+            )
+            .bind::<BigInt, _>(ts(before))
+            .bind::<BigInt, _>(i64::from(limit))
+            .execute(c)?;
+            Ok(n as u64)
+        })
+        .await
+    }
+}

@@ -1,0 +1,160 @@
+//! Endpoint lifecycle and history (D19): the [`LifecycleStore`] trait, a supertrait of
+//! [`crate::Store`] that both adapters implement: changing and deleting an endpoint, its check
+//! history, a webhook's deliveries, the in-flight marker of a run (so no endpoint stays
+//! `checking` after a crash) and the retention of check rows.
+
+use crate::{Page, PageRequest, StoreError, StoredEndpoint};
+use apidrift_model::{AuthType, DiffMode, Frequency, HttpMethod};
+use async_trait::async_trait;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The new state of every field a PATCH may change (the service merges the request into the
+/// stored endpoint, validates the result, seals new secrets, and passes the whole state).
+/// Figures, health, baseline and contract are not part of it: they stay.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndpointChanges {
+    pub name: String,
+    pub url: String,
+    pub method: HttpMethod,
+    pub environment: String,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    pub auth_type: AuthType,
+    pub sealed_auth: Option<Vec<u8>>,
+    pub sealed_headers: Option<Vec<u8>>,
+    pub sealed_request_body: Option<Vec<u8>>,
+    pub content_type: String,
+    pub diff_mode: DiffMode,
+    pub timeout_ms: u32,
+    /// A new value (or `None`) resets the schedule row: the scheduler creates it again.
+    pub schedule: Option<Frequency>,
+    pub ignore_paths: Vec<String>,
+    pub follow_redirects: bool,
+    pub paused: bool,
+    pub retries: u8,
+}
+
+impl EndpointChanges {
+    /// The current state of `e`, to be changed field by field.
+    pub fn of(e: &StoredEndpoint) -> Self {
+        EndpointChanges {
+            name: e.name.clone(),
+            url: e.url.clone(),
+            method: e.method,
+            environment: e.environment.clone(),
+            description: e.description.clone(),
+            tags: e.tags.clone(),
+            auth_type: e.auth_type,
+            sealed_auth: e.sealed_auth.clone(),
+            sealed_headers: e.sealed_headers.clone(),
+            sealed_request_body: e.sealed_request_body.clone(),
+            content_type: e.content_type.clone(),
+            diff_mode: e.diff_mode,
+            timeout_ms: e.timeout_ms,
+            schedule: e.schedule,
+            ignore_paths: e.ignore_paths.clone(),
+            follow_redirects: e.follow_redirects,
+            paused: e.paused,
+            retries: e.retries,
+        }
+    }
+}
+
+/// One row of an endpoint's check history: the check's figures and its diff's counts (0 without
+/// a diff). Never a body, header value or credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckHistoryRow {
+    pub id: Uuid,
+    pub endpoint_id: Uuid,
+    pub started_at: OffsetDateTime,
+    pub finished_at: OffsetDateTime,
+    pub http_status: Option<u16>,
+    pub response_time: Option<u32>,
+    pub error_kind: Option<String>,
+    pub diff_id: Option<Uuid>,
+    pub breaking_count: u32,
+    pub warning_count: u32,
+    pub change_count: u32,
+    pub scheduled: bool,
+}
+
+/// One delivery of a webhook, with its event and its last attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDelivery {
+    pub id: Uuid,
+    pub webhook_id: Uuid,
+    /// The event kind (`drift.detected`, `drift.resolved`).
+    pub event: String,
+    pub endpoint_id: Uuid,
+    /// The exact JSON body that is signed and sent (it names the diff; no monitored content).
+    pub payload: String,
+    pub created_at: OffsetDateTime,
+    pub attempts: u32,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub last_attempt_at: Option<OffsetDateTime>,
+    pub last_status: Option<u16>,
+    pub last_error: Option<String>,
+}
+
+/// Endpoint lifecycle and history. Implemented by both adapters.
+#[async_trait]
+pub trait LifecycleStore: Send + Sync {
+    /// Writes `changes` to the endpoint (and `updated_at = now`) in one transaction; when the
+    /// schedule changed, its schedule row is removed (the scheduler creates the new one). Figures,
+    /// health, baseline and contract stay. [`StoreError::NotFound`] when missing.
+    async fn update_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        changes: EndpointChanges,
+        now: OffsetDateTime,
+    ) -> Result<StoredEndpoint, StoreError>;
+
+    /// Deletes the endpoint in ONE transaction with its schedule, baselines, checks, diffs, alert
+    /// state, contract and sealed secrets, and its outbox events with their queued deliveries.
+    /// The workspace's endpoint count drops. [`StoreError::NotFound`] when missing.
+    async fn delete_endpoint(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<(), StoreError>;
+
+    /// The endpoint's checks, newest first (`started_at`, then id, descending), paginated, with
+    /// the total. Empty for an endpoint of another workspace.
+    async fn list_checks(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        page: PageRequest,
+    ) -> Result<Page<CheckHistoryRow>, StoreError>;
+
+    /// A webhook's deliveries, newest first, paginated, with the total. Empty for a webhook of
+    /// another workspace.
+    async fn list_deliveries(
+        &self,
+        workspace_id: Uuid,
+        webhook_id: Uuid,
+        page: PageRequest,
+    ) -> Result<Page<StoredDelivery>, StoreError>;
+
+    /// Marks a run in flight: health `checking` until `until` at the latest, the health before it
+    /// kept to be restored ([`LifecycleStore::reset_stale_checking`]). A second mark keeps the
+    /// first health. [`StoreError::NotFound`] when missing.
+    async fn begin_checking(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        now: OffsetDateTime,
+        until: OffsetDateTime,
+    ) -> Result<(), StoreError>;
+
+    /// Operator (start-up and the worker): every endpoint still `checking` whose run should have
+    /// ended before `now` gets back the health it had before the run. Returns how many.
+    async fn reset_stale_checking(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
+    /// Operator (the worker's retention): deletes at most `limit` check rows without a diff that
+    /// started before `before`, their sealed bodies with them. Returns how many.
+    async fn prune_checks(&self, before: OffsetDateTime, limit: u32) -> Result<u64, StoreError>;
+}

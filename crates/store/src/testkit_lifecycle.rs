@@ -1,0 +1,551 @@
+//! The [`LifecycleStore`] cases of the conformance suite (feature `testkit`): changing and
+//! deleting an endpoint (D19), the check history, a webhook's deliveries, the in-flight marker of
+//! a run and the retention of check rows. Expanded by [`crate::conformance_suite!`] through
+//! [`crate::lifecycle_conformance_cases!`]; each case checks workspace isolation too.
+
+use crate::testkit::{TestResult, at, baseline, change, check, diff, endpoint_row, workspace};
+use crate::*;
+use apidrift_model::{AuthType, Frequency, Health, Severity};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+use time::Duration;
+
+fn fail(msg: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
+    msg.into().into()
+}
+
+async fn one_endpoint(
+    store: &dyn Store,
+    ws: Uuid,
+    name: &str,
+) -> Result<StoredEndpoint, StoreError> {
+    store
+        .create_endpoints(ws, vec![endpoint_row(name, at(0))])
+        .await?
+        .created
+        .pop()
+        .ok_or(StoreError::NotFound)
+}
+
+fn draft(fp: &str, when: OffsetDateTime) -> AlertDraft {
+    let event_id = new_id();
+    AlertDraft {
+        event_id,
+        created_at: when,
+        fingerprint: Some(fp.to_owned()),
+        max_severity: Some(Severity::Breaking),
+        detected_payload: format!("{{\"type\":\"{EVENT_DETECTED}\",\"id\":\"{event_id}\"}}"),
+        resolved_payload: format!("{{\"type\":\"{EVENT_RESOLVED}\",\"id\":\"{event_id}\"}}"),
+    }
+}
+
+fn hook(ws: Uuid, n: i64) -> NewWebhook {
+    NewWebhook {
+        id: new_id(),
+        workspace_id: ws,
+        url: format!("https://hooks.example.com/{n}"),
+        min_severity: Severity::Info,
+        sealed_secret: b"sealed-secret".to_vec(),
+        created_at: at(n),
+    }
+}
+
+/// PATCH's store half: every changeable field is written, figures, baseline and contract stay,
+/// a changed schedule drops its schedule row, a NUL or another workspace changes nothing.
+pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    store
+        .record_baseline(a.id, baseline(e.id, at(1)), Some(Health::Healthy))
+        .await?;
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: a.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Daily,
+            next_run_at: at(5),
+        }])
+        .await?;
+    assert!(!e.paused);
+    assert_eq!(e.retries, 1);
+
+    let mut ch = EndpointChanges::of(&e);
+    ch.name = "renamed".into();
+    ch.url = "https://api.example.com/v2/users".into();
+    ch.description = None;
+    ch.tags = vec!["x".into()];
+    ch.auth_type = AuthType::None;
+    ch.sealed_auth = None;
+    ch.timeout_ms = 700;
+    ch.schedule = Some(Frequency::Hourly);
+    ch.ignore_paths = Vec::new();
+    ch.follow_redirects = false;
+    ch.paused = true;
+    ch.retries = 3;
+    let got = store
+        .update_endpoint(a.id, e.id, ch.clone(), at(50))
+        .await?;
+    assert_eq!(EndpointChanges::of(&got), ch);
+    assert_eq!(got.updated_at, at(50));
+    assert_eq!(got.created_at, e.created_at);
+    assert_eq!(got.baseline_version, Some(1));
+    assert_eq!(got.health, Health::Healthy);
+    assert_eq!(got.sealed_headers, e.sealed_headers);
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(got.clone()));
+    if store.schedule_of(a.id, e.id).await?.is_some() {
+        return Err(fail("a changed schedule must drop the schedule row"));
+    }
+
+    // Same schedule: the schedule row stays.
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: a.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Hourly,
+            next_run_at: at(5),
+        }])
+        .await?;
+    let mut same = EndpointChanges::of(&got);
+    same.paused = false;
+    let got2 = store.update_endpoint(a.id, e.id, same, at(60)).await?;
+    assert!(!got2.paused);
+    assert!(store.schedule_of(a.id, e.id).await?.is_some());
+
+    // A NUL in user text: refused, nothing changes.
+    let mut bad = EndpointChanges::of(&got2);
+    bad.name = "a\0b".into();
+    bad.paused = true;
+    match store.update_endpoint(a.id, e.id, bad, at(70)).await {
+        Err(StoreError::InvalidInput(_)) => {}
+        other => return Err(fail(format!("NUL name: {other:?}"))),
+    }
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(got2.clone()));
+
+    // Another workspace: not found, nothing changes.
+    let mut other = EndpointChanges::of(&got2);
+    other.name = "stolen".into();
+    match store
+        .update_endpoint(b.id, e.id, other.clone(), at(80))
+        .await
+    {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("cross-workspace update: {x:?}"))),
+    }
+    match store.update_endpoint(a.id, new_id(), other, at(80)).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("missing endpoint update: {x:?}"))),
+    }
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(got2));
+    Ok(())
+}
+
+/// DELETE's store half: the endpoint and everything of it go, the count drops, queued deliveries
+/// are dropped, other endpoints and other workspaces are untouched.
+pub async fn lifecycle_delete_endpoint(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", Some(5), None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "doomed").await?;
+    let keep = one_endpoint(&*store, a.id, "kept").await?;
+    store.create_webhook(hook(a.id, 1)).await?;
+    let base = store
+        .record_baseline(a.id, baseline(e.id, at(1)), None)
+        .await?;
+    store
+        .record_baseline(a.id, baseline(keep.id, at(1)), None)
+        .await?;
+    let d = diff(
+        Some(base.id),
+        vec![change("$.id", Severity::Breaking)],
+        at(10),
+    );
+    let diff_id = d.id;
+    let (_, queued) = store
+        .record_check_alerting(a.id, check(e.id, at(10)), Some(d), draft("fp", at(10)))
+        .await?;
+    assert_eq!(queued, 1);
+    let kd = diff(None, vec![change("$.id", Severity::Breaking)], at(11));
+    let kept_diff = kd.id;
+    store
+        .record_check_alerting(a.id, check(keep.id, at(11)), Some(kd), draft("fp", at(11)))
+        .await?;
+    store.record_check(a.id, check(e.id, at(12)), None).await?;
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: a.id,
+            endpoint_id: e.id,
+            frequency: Frequency::Daily,
+            next_run_at: at(5),
+        }])
+        .await?;
+    assert_eq!(store.count_endpoints(a.id).await?, 2);
+    assert_eq!(store.delivery_counts(a.id).await?.pending, 2);
+
+    match store.delete_endpoint(b.id, e.id).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("cross-workspace delete: {x:?}"))),
+    }
+    assert_eq!(store.count_endpoints(a.id).await?, 2);
+
+    store.delete_endpoint(a.id, e.id).await?;
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, None);
+    assert_eq!(store.get_diff(a.id, diff_id).await?, None);
+    assert_eq!(store.active_baseline(a.id, e.id).await?, None);
+    assert_eq!(store.schedule_of(a.id, e.id).await?, None);
+    assert_eq!(store.count_endpoints(a.id).await?, 1);
+    assert_eq!(
+        store
+            .list_checks(a.id, e.id, PageRequest::default())
+            .await?
+            .total,
+        0
+    );
+    let counts = store.delivery_counts(a.id).await?;
+    assert_eq!(
+        counts.pending, 1,
+        "the deleted endpoint's delivery is dropped"
+    );
+    let page = store
+        .list_diffs(a.id, &DiffFilter::default(), PageRequest::default())
+        .await?;
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items.first().map(|d| d.id), Some(kept_diff));
+    assert!(store.get_endpoint(a.id, keep.id).await?.is_some());
+
+    match store.delete_endpoint(a.id, e.id).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("second delete: {x:?}"))),
+    }
+    // The freed place can be used again.
+    store
+        .create_endpoints(a.id, vec![endpoint_row("again", at(20))])
+        .await?;
+    assert_eq!(store.count_endpoints(a.id).await?, 2);
+    Ok(())
+}
+
+/// The check history: newest first, paging with totals, diff counts, the scheduled flag.
+pub async fn lifecycle_check_history(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let base = store
+        .record_baseline(a.id, baseline(e.id, at(1)), None)
+        .await?;
+    let first = store.record_check(a.id, check(e.id, at(10)), None).await?;
+    let d = diff(
+        Some(base.id),
+        vec![
+            change("$.a", Severity::Breaking),
+            change("$.b", Severity::Warning),
+            change("$.c", Severity::Info),
+        ],
+        at(20),
+    );
+    let diff_id = d.id;
+    let second = store
+        .record_check(a.id, check(e.id, at(20)), Some(d))
+        .await?;
+    let failing = NewCheck {
+        http_status: None,
+        response_time: None,
+        error_kind: Some("timeout".into()),
+        error_message: Some("timed out".into()),
+        scheduled: true,
+        ..check(e.id, at(30))
+    };
+    let third = store.record_check(a.id, failing, None).await?;
+
+    let page = store
+        .list_checks(
+            a.id,
+            e.id,
+            PageRequest {
+                limit: 10,
+                offset: 0,
+            },
+        )
+        .await?;
+    assert_eq!(page.total, 3);
+    let ids: Vec<Uuid> = page.items.iter().map(|c| c.id).collect();
+    assert_eq!(ids, vec![third.check.id, second.check.id, first.check.id]);
+    let [t, s, f] = page.items.as_slice() else {
+        return Err(fail("three rows"));
+    };
+    assert!(t.scheduled && !s.scheduled && !f.scheduled);
+    assert_eq!(
+        (t.http_status, t.response_time, t.error_kind.as_deref()),
+        (None, None, Some("timeout"))
+    );
+    assert_eq!(t.diff_id, None);
+    assert_eq!(s.diff_id, Some(diff_id));
+    assert_eq!(
+        (s.breaking_count, s.warning_count, s.change_count),
+        (1, 1, 3)
+    );
+    assert_eq!(
+        (f.breaking_count, f.warning_count, f.change_count),
+        (0, 0, 0)
+    );
+    assert_eq!((f.http_status, f.response_time), (Some(200), Some(40)));
+    assert_eq!(f.started_at, first.check.started_at);
+    assert_eq!(f.finished_at, at(10));
+
+    let p2 = store
+        .list_checks(
+            a.id,
+            e.id,
+            PageRequest {
+                limit: 1,
+                offset: 1,
+            },
+        )
+        .await?;
+    assert_eq!(p2.total, 3);
+    assert_eq!(
+        p2.items.iter().map(|c| c.id).collect::<Vec<_>>(),
+        vec![second.check.id]
+    );
+    let past = store
+        .list_checks(
+            a.id,
+            e.id,
+            PageRequest {
+                limit: 5,
+                offset: 3,
+            },
+        )
+        .await?;
+    assert!(past.items.is_empty());
+    assert_eq!(past.total, 3);
+
+    let other = store
+        .list_checks(b.id, e.id, PageRequest::default())
+        .await?;
+    assert_eq!((other.total, other.items.len()), (0, 0));
+    Ok(())
+}
+
+/// A webhook's deliveries with their last attempt, newest first, isolated by workspace.
+pub async fn lifecycle_deliveries(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let h = store.create_webhook(hook(a.id, 1)).await?;
+    let d1 = draft("one", at(10));
+    store
+        .record_check_alerting(
+            a.id,
+            check(e.id, at(10)),
+            Some(diff(None, vec![change("$.a", Severity::Breaking)], at(10))),
+            d1.clone(),
+        )
+        .await?;
+    let empty = store
+        .list_deliveries(a.id, h.id, PageRequest::default())
+        .await?;
+    assert_eq!(empty.total, 1);
+    let Some(first) = empty.items.first() else {
+        return Err(fail("one delivery"));
+    };
+    assert_eq!(
+        (first.state.as_str(), first.attempts, first.last_status),
+        ("pending", 0, None)
+    );
+    assert_eq!(
+        (first.event.as_str(), first.endpoint_id, first.webhook_id),
+        (EVENT_DETECTED, e.id, h.id)
+    );
+    assert_eq!(first.payload, d1.detected_payload);
+    assert_eq!(first.last_attempt_at, None);
+
+    let claimed = store
+        .claim_deliveries("w", at(20), StdDuration::from_secs(60), 10)
+        .await?;
+    let Some(c) = claimed.first() else {
+        return Err(fail("claimed one"));
+    };
+    store
+        .finish_delivery(
+            c.id,
+            "w",
+            DeliveryAttempt {
+                id: new_id(),
+                attempted_at: at(21),
+                http_status: Some(500),
+                error: Some("HTTP 500".into()),
+                duration_ms: 5,
+            },
+            DeliveryOutcome::Retry(at(21) + Duration::seconds(30)),
+        )
+        .await?;
+    // A second event (resolved) on the same channel: newest first.
+    store
+        .record_check_alerting(
+            a.id,
+            check(e.id, at(40)),
+            None,
+            AlertDraft {
+                fingerprint: None,
+                max_severity: None,
+                ..draft("x", at(40))
+            },
+        )
+        .await?;
+    let page = store
+        .list_deliveries(a.id, h.id, PageRequest::default())
+        .await?;
+    assert_eq!(page.total, 2);
+    let [newest, older] = page.items.as_slice() else {
+        return Err(fail("two deliveries"));
+    };
+    assert_eq!(newest.event, EVENT_RESOLVED);
+    assert_eq!(older.id, first.id);
+    assert_eq!(
+        (older.state.as_str(), older.attempts, older.last_status),
+        ("pending", 1, Some(500))
+    );
+    assert_eq!(older.last_error.as_deref(), Some("HTTP 500"));
+    assert_eq!(older.last_attempt_at, Some(at(21)));
+    let paged = store
+        .list_deliveries(
+            a.id,
+            h.id,
+            PageRequest {
+                limit: 1,
+                offset: 1,
+            },
+        )
+        .await?;
+    assert_eq!(
+        paged.items.iter().map(|d| d.id).collect::<Vec<_>>(),
+        vec![first.id]
+    );
+
+    let other = store
+        .list_deliveries(b.id, h.id, PageRequest::default())
+        .await?;
+    assert_eq!((other.total, other.items.len()), (0, 0));
+    Ok(())
+}
+
+/// The in-flight marker: `checking` until its deadline, then the health before it comes back.
+pub async fn lifecycle_checking_marker(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let never = one_endpoint(&*store, a.id, "never").await?;
+    store.set_health(a.id, e.id, Health::Warning, at(1)).await?;
+    store.begin_checking(a.id, e.id, at(10), at(1_000)).await?;
+    // A second mark (a capture right after) keeps the first health.
+    store.begin_checking(a.id, e.id, at(20), at(2_000)).await?;
+    assert_eq!(
+        store.get_endpoint(a.id, e.id).await?.map(|x| x.health),
+        Some(Health::Checking)
+    );
+    match store.begin_checking(b.id, e.id, at(10), at(1_000)).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("cross-workspace mark: {x:?}"))),
+    }
+    // Not yet past the deadline: stays.
+    assert_eq!(store.reset_stale_checking(at(1_500)).await?, 0);
+    assert_eq!(
+        store.get_endpoint(a.id, e.id).await?.map(|x| x.health),
+        Some(Health::Checking)
+    );
+    assert_eq!(store.reset_stale_checking(at(2_001)).await?, 1);
+    assert_eq!(
+        store.get_endpoint(a.id, e.id).await?.map(|x| x.health),
+        Some(Health::Warning)
+    );
+    assert_eq!(
+        store.get_endpoint(a.id, never.id).await?.map(|x| x.health),
+        Some(Health::Unknown)
+    );
+    assert_eq!(store.reset_stale_checking(at(3_000)).await?, 0);
+
+    // A run that finishes normally is not touched by a later reset.
+    store
+        .begin_checking(a.id, e.id, at(3_000), at(4_000))
+        .await?;
+    store
+        .record_check(a.id, check(e.id, at(3_100)), None)
+        .await?;
+    assert_eq!(store.reset_stale_checking(at(9_000)).await?, 0);
+    assert_eq!(
+        store.get_endpoint(a.id, e.id).await?.map(|x| x.health),
+        Some(Health::Healthy)
+    );
+    Ok(())
+}
+
+/// Retention: old checks without a diff go; checks with a diff and recent ones stay.
+pub async fn lifecycle_prune_checks(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let base = store
+        .record_baseline(a.id, baseline(e.id, at(1)), None)
+        .await?;
+    let old_plain = NewCheck {
+        sealed_body: Some(b"sealed".to_vec()),
+        ..check(e.id, at(10))
+    };
+    let old_plain = store.record_check(a.id, old_plain, None).await?;
+    let old_plain2 = store.record_check(a.id, check(e.id, at(11)), None).await?;
+    let d = diff(
+        Some(base.id),
+        vec![change("$.a", Severity::Warning)],
+        at(12),
+    );
+    let old_diff = store
+        .record_check(a.id, check(e.id, at(12)), Some(d))
+        .await?;
+    let recent = store
+        .record_check(a.id, check(e.id, at(5_000)), None)
+        .await?;
+
+    assert_eq!(
+        store.prune_checks(at(1_000), 1).await?,
+        1,
+        "the limit bounds a batch"
+    );
+    assert_eq!(store.prune_checks(at(1_000), 100).await?, 1);
+    assert_eq!(store.prune_checks(at(1_000), 100).await?, 0);
+    assert_eq!(store.get_check(a.id, old_plain.check.id).await?, None);
+    assert_eq!(store.get_check(a.id, old_plain2.check.id).await?, None);
+    assert!(store.get_check(a.id, old_diff.check.id).await?.is_some());
+    assert!(store.get_check(a.id, recent.check.id).await?.is_some());
+    let page = store
+        .list_checks(a.id, e.id, PageRequest::default())
+        .await?;
+    assert_eq!(page.total, 2);
+    Ok(())
+}
+
+/// Expands the lifecycle cases (used by [`crate::conformance_suite!`]).
+#[macro_export]
+macro_rules! lifecycle_conformance_cases {
+    ($setup:path, $teardown:path) => {
+        $crate::lifecycle_conformance_cases!(@cases $setup, $teardown;
+            lifecycle_update_endpoint,
+            lifecycle_delete_endpoint,
+            lifecycle_check_history,
+            lifecycle_deliveries,
+            lifecycle_checking_marker,
+            lifecycle_prune_checks,
+        );
+    };
+    (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() -> $crate::testkit::TestResult {
+                let Some((store, guard)) = $setup().await? else {
+                    return Ok(());
+                };
+                let result = $crate::testkit_lifecycle::$case(store).await;
+                $teardown(guard).await?;
+                result
+            }
+        )*
+    };
+}
