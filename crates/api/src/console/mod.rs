@@ -18,6 +18,7 @@
 
 pub mod edit_form;
 pub mod html;
+pub mod lifecycle;
 pub mod pages;
 pub mod session;
 pub mod views;
