@@ -215,3 +215,179 @@ fn revoke_asks_first_and_names_the_token() -> TestResult {
     assert_eq!(c.get(&path, &admin)?.status, 404);
     Ok(())
 }
+
+#[test]
+fn edit_pause_history_and_delete_with_role_limits() -> TestResult {
+    let c = start()?;
+    let up = Upstream::start(r#"{"id":1,"name":"a","tags":["x"]}"#)?;
+    let (eid, did) = drifted(&c, &up, "items")?;
+    // A second check: two checks in the history.
+    let res = c.api(
+        "POST",
+        &format!("/api/v1/endpoints/{eid}/check"),
+        &c.token,
+        None,
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let admin = c.session("admin@localhost", &c.password)?;
+    let page_path = format!("/console/endpoints/{eid}");
+
+    // The history: one chart point and one timeline bar per check, rows linking the diff.
+    let page = c.get(&page_path, &admin)?.text();
+    assert!(page.contains("<svg id=\"response-chart\""), "{page}");
+    assert_eq!(page.matches("<circle class=\"point").count(), 2, "{page}");
+    assert_eq!(page.matches("<rect class=\"tick").count(), 2, "{page}");
+    assert!(page.contains("<p>2 check(s), newest first</p>"), "{page}");
+    assert!(page.contains(&format!("<a href=\"/console/diffs/{did}\">view diff</a>")));
+    assert!(page.contains("id=\"edit-endpoint\""));
+    assert!(page.contains("id=\"pause-endpoint\""));
+    assert!(page.contains("id=\"delete-endpoint\""));
+
+    // Edit: the form is prefilled; an invalid field changes nothing and names the field.
+    let edit_path = format!("{page_path}/edit");
+    let form_page = c.get(&edit_path, &admin)?.text();
+    assert!(form_page.contains("id=\"name\" name=\"name\" value=\"items\""));
+    let csrf = csrf_of(&form_page).ok_or("no csrf")?;
+    let fields = |name: &str, timeout: &str| {
+        vec![
+            ("_csrf", csrf.clone()),
+            ("name", name.to_owned()),
+            ("url", up.url.clone()),
+            ("method", "GET".to_owned()),
+            ("environment", "staging".to_owned()),
+            ("tags", "a, b".to_owned()),
+            ("content_type", "application/json".to_owned()),
+            ("diff_mode", "schema".to_owned()),
+            ("timeout_ms", timeout.to_owned()),
+            ("retries", "1".to_owned()),
+            ("schedule", String::new()),
+        ]
+    };
+    let owned = fields("renamed", "soon");
+    let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let res = c.post_form(&edit_path, &admin, &c.origin, &pairs)?;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(res.text().contains("timeoutMs"), "{}", res.text());
+    let e = c
+        .api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+        .json();
+    assert_eq!(e["endpoint"]["name"], "items", "{e}");
+    let owned = fields("renamed", "5000");
+    let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let res = c.post_form(&edit_path, &admin, &c.origin, &pairs)?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let e = c
+        .api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+        .json();
+    assert_eq!(e["endpoint"]["name"], "renamed", "{e}");
+    assert_eq!(e["endpoint"]["environment"], "staging", "{e}");
+    assert_eq!(e["endpoint"]["timeoutMs"], 5000, "{e}");
+
+    // Pause and resume.
+    let res = c.post_form(
+        &format!("{page_path}/pause"),
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf)],
+    )?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let page = c.get(&page_path, &admin)?.text();
+    assert!(page.contains("paused (manual checks still run)"), "{page}");
+    assert!(page.contains("id=\"resume-endpoint\""));
+    let res = c.post_form(
+        &format!("{page_path}/resume"),
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf)],
+    )?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let page = c.get(&page_path, &admin)?.text();
+    assert!(
+        page.contains("<dd id=\"schedule-state\">active</dd>"),
+        "{page}"
+    );
+
+    // A viewer sees no buttons and gets 403 on every post.
+    let pw = "viewer password 123";
+    c.cli(
+        &[
+            "user",
+            "create",
+            "--email",
+            "viewer@example.com",
+            "--password-stdin",
+            "--workspace",
+            &c.workspace,
+            "--role",
+            "viewer",
+        ],
+        &format!("{pw}\n"),
+    )?;
+    let viewer = c.session("viewer@example.com", pw)?;
+    let page = c.get(&page_path, &viewer)?.text();
+    for id in ["edit-endpoint", "pause-endpoint", "delete-endpoint"] {
+        assert!(!page.contains(id), "{id}");
+    }
+    let vcsrf = csrf_of(&page).ok_or("no csrf")?;
+    for action in ["edit", "pause", "resume", "delete"] {
+        let res = c.post_form(
+            &format!("{page_path}/{action}"),
+            &viewer,
+            &c.origin,
+            &[("_csrf", &vcsrf), ("confirm", "yes"), ("name", "x")],
+        )?;
+        assert_eq!(res.status, 403, "{action}: {}", res.text());
+    }
+    assert_eq!(c.get(&edit_path, &viewer)?.status, 403);
+
+    // A member edits and pauses but cannot delete.
+    let mpw = "member password 123";
+    c.cli(
+        &[
+            "user",
+            "create",
+            "--email",
+            "member@example.com",
+            "--password-stdin",
+            "--workspace",
+            &c.workspace,
+            "--role",
+            "member",
+        ],
+        &format!("{mpw}\n"),
+    )?;
+    let member = c.session("member@example.com", mpw)?;
+    let page = c.get(&page_path, &member)?.text();
+    assert!(page.contains("id=\"edit-endpoint\""));
+    assert!(!page.contains("id=\"delete-endpoint\""));
+    assert_eq!(c.get(&format!("{page_path}/delete"), &member)?.status, 403);
+
+    // Delete: a confirmation naming the endpoint, then gone everywhere.
+    let confirm = c.get(&format!("{page_path}/delete"), &admin)?.text();
+    assert!(
+        confirm.contains(&format!("Delete the endpoint renamed (GET {})?", up.url)),
+        "{confirm}"
+    );
+    let res = c.post_form(
+        &format!("{page_path}/delete"),
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf)],
+    )?;
+    assert_eq!(res.status, 400, "no confirmation: {}", res.text());
+    let res = c.post_form(
+        &format!("{page_path}/delete"),
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf), ("confirm", "yes")],
+    )?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    assert_eq!(c.get(&page_path, &admin)?.status, 404);
+    assert_eq!(c.get(&format!("/console/diffs/{did}"), &admin)?.status, 404);
+    assert_eq!(
+        c.api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+            .status,
+        404
+    );
+    Ok(())
+}
