@@ -774,9 +774,20 @@ pub async fn accept_diff(
         .first(c)
         .await
         .optional()?;
-    let reset = rules::health_after_accept(latest, diff);
-    if let Some(health) = reset {
+    let reset = rules::figures_after_accept(latest, diff);
+    if let Some((counts, health)) = reset {
         set_health(c, ws, endpoint, health, now).await?;
+        diesel::update(
+            endpoints::table
+                .filter(endpoints::workspace_id.eq(ws))
+                .filter(endpoints::id.eq(endpoint)),
+        )
+        .set((
+            endpoints::breaking_count.eq(int("breaking_count", counts.breaking)?),
+            endpoints::warning_count.eq(int("warning_count", counts.warning)?),
+        ))
+        .execute(c)
+        .await?;
     }
     let health_reset = reset.is_some();
     Ok(AcceptOutcome {

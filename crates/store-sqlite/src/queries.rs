@@ -733,9 +733,19 @@ pub fn accept_diff(
         .first(c)
         .optional()?;
     let latest = latest.and_then(|t| Uuid::parse_str(&t).ok());
-    let reset = rules::health_after_accept(latest, diff);
-    if let Some(health) = reset {
+    let reset = rules::figures_after_accept(latest, diff);
+    if let Some((counts, health)) = reset {
         set_health(c, ws, endpoint, health, now)?;
+        diesel::update(
+            endpoints::table
+                .filter(endpoints::workspace_id.eq(id(ws)))
+                .filter(endpoints::id.eq(id(endpoint))),
+        )
+        .set((
+            endpoints::breaking_count.eq(int("breaking_count", counts.breaking)?),
+            endpoints::warning_count.eq(int("warning_count", counts.warning)?),
+        ))
+        .execute(c)?;
     }
     let health_reset = reset.is_some();
     Ok(AcceptOutcome {

@@ -337,8 +337,9 @@ pub trait Store:
     ) -> Result<Option<DiffDetail>, StoreError>;
 
     /// Accepting a diff (D12) in one transaction: sets `accepted`; records `baseline` (as
-    /// [`Store::record_baseline`] does) when given; sets the endpoint `healthy` when this diff is
-    /// its latest. Idempotent: accepting an accepted diff changes nothing and records no baseline.
+    /// [`Store::record_baseline`] does) when given; when this diff is the endpoint's latest, sets
+    /// the endpoint `healthy` with zero breaking and warning counts
+    /// ([`crate::rules::figures_after_accept`]). Idempotent: accepting an accepted diff changes nothing and records no baseline.
     async fn accept_diff(
         &self,
         workspace_id: Uuid,

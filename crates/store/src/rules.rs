@@ -33,6 +33,13 @@ pub fn health_after_accept(latest: Option<Uuid>, accepted: Uuid) -> Option<Healt
     (latest == Some(accepted)).then_some(Health::Healthy)
 }
 
+/// D12: the endpoint's current figures after accepting its latest diff: the accepted response
+/// is the baseline now, so nothing drifts from it (zero breaking, zero warnings) and the health
+/// is `healthy`. `None` (an older diff) leaves the figures of the latest check alone.
+pub fn figures_after_accept(latest: Option<Uuid>, accepted: Uuid) -> Option<(DiffCounts, Health)> {
+    health_after_accept(latest, accepted).map(|h| (DiffCounts::default(), h))
+}
+
 /// A workspace with the fields of `update` that are `Some` applied.
 pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
     Workspace {
@@ -100,6 +107,17 @@ mod tests {
         );
         let mixed = diff(&[Severity::Warning, Severity::Breaking]);
         assert_eq!(check_figures(Some(&mixed)).1, Health::Breaking);
+    }
+
+    #[test]
+    fn accept_zeroes_the_figures_of_the_latest_only() {
+        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(
+            figures_after_accept(Some(a), a),
+            Some((DiffCounts::default(), Health::Healthy))
+        );
+        assert_eq!(figures_after_accept(Some(b), a), None);
+        assert_eq!(figures_after_accept(None, a), None);
     }
 
     #[test]

@@ -1263,6 +1263,8 @@ pub async fn accept_diffs(store: Arc<dyn Store>) -> TestResult {
         (got.health, got.baseline_version),
         (Health::Breaking, Some(2))
     );
+    // The latest check's figures stay current: an older diff was accepted.
+    assert_eq!((got.breaking_count, got.warning_count), (1, 0));
 
     // The latest diff: health healthy.
     let out = store
@@ -1277,6 +1279,8 @@ pub async fn accept_diffs(store: Arc<dyn Store>) -> TestResult {
         (got.health, got.baseline_version),
         (Health::Healthy, Some(3))
     );
+    // The accepted response is the baseline: nothing drifts from it any more.
+    assert_eq!((got.breaking_count, got.warning_count), (0, 0));
     assert_eq!(
         store.get_diff(a.id, new.id).await?.map(|d| d.base.accepted),
         Some(true)

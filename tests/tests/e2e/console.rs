@@ -19,17 +19,17 @@ const ENV: &[(&str, &str)] = &[
     ("APIDRIFT_LIMITS__CHECKS_PER_MINUTE", "100000"),
 ];
 
-struct Console {
+pub(crate) struct Console {
     _dir: tempfile::TempDir,
-    url: String,
-    server: Server,
-    origin: String,
-    password: String,
-    workspace: String,
-    token: String,
+    pub(crate) url: String,
+    pub(crate) server: Server,
+    pub(crate) origin: String,
+    pub(crate) password: String,
+    pub(crate) workspace: String,
+    pub(crate) token: String,
 }
 
-fn start() -> Result<Console, Box<dyn Error>> {
+pub(crate) fn start() -> Result<Console, Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("console.db").display());
     let server = Server::start(dir.path(), &url, &[], ENV)?;
@@ -77,7 +77,7 @@ fn cookie_of(res: &Response) -> Option<String> {
     Some(value.to_owned())
 }
 
-fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
+pub(crate) fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
     let mut s = String::new();
     for (i, (k, v)) in pairs.iter().enumerate() {
         if i > 0 {
@@ -96,13 +96,13 @@ fn form(pairs: &[(&str, &str)]) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn csrf_of(html: &str) -> Option<String> {
+pub(crate) fn csrf_of(html: &str) -> Option<String> {
     let rest = html.split("name=\"_csrf\" value=\"").nth(1)?;
     Some(rest.split('"').next()?.to_owned())
 }
 
 impl Console {
-    fn login(
+    pub(crate) fn login(
         &self,
         email: &str,
         password: &str,
@@ -120,13 +120,13 @@ impl Console {
         Ok(req.send()?)
     }
 
-    fn session(&self, email: &str, password: &str) -> Result<String, Box<dyn Error>> {
+    pub(crate) fn session(&self, email: &str, password: &str) -> Result<String, Box<dyn Error>> {
         let res = self.login(email, password, None)?;
         assert_eq!(res.status, 303, "{}", res.text());
         Ok(cookie_of(&res).ok_or("no session cookie")?)
     }
 
-    fn get(&self, path: &str, cookie: &str) -> Result<Response, Box<dyn Error>> {
+    pub(crate) fn get(&self, path: &str, cookie: &str) -> Result<Response, Box<dyn Error>> {
         Ok(self
             .server
             .request("GET", path)
@@ -134,7 +134,7 @@ impl Console {
             .send()?)
     }
 
-    fn post_form(
+    pub(crate) fn post_form(
         &self,
         path: &str,
         cookie: &str,
@@ -151,7 +151,7 @@ impl Console {
             .send()?)
     }
 
-    fn post_json(
+    pub(crate) fn post_json(
         &self,
         path: &str,
         cookie: &str,
@@ -168,7 +168,7 @@ impl Console {
             .send()?)
     }
 
-    fn api(
+    pub(crate) fn api(
         &self,
         method: &str,
         path: &str,
@@ -182,7 +182,7 @@ impl Console {
         Ok(req.send()?)
     }
 
-    fn cli(&self, args: &[&str], stdin: &str) -> Result<Value, Box<dyn Error>> {
+    pub(crate) fn cli(&self, args: &[&str], stdin: &str) -> Result<Value, Box<dyn Error>> {
         let mut all = vec!["--database-url", self.url.as_str()];
         all.extend_from_slice(args);
         let out = run_with_stdin(&all, stdin.as_bytes());

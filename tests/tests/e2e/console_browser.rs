@@ -336,6 +336,14 @@ fn console_in_headless_chromium() -> TestResult {
     d.wait_text("#diff-status", |t| t == "not accepted")?;
     d.screenshot("diff")?;
     d.click("#accept-diff")?;
+    // The confirmation names the endpoint and what accepting does.
+    let question = d.wait_text("#confirm-question", |t| !t.is_empty())?;
+    assert!(
+        question.starts_with("Accept the diff of health from "),
+        "{question}"
+    );
+    d.screenshot("confirm-accept")?;
+    d.click("#confirm-accept")?;
     d.wait_text("#diff-status", |t| t == "accepted")?;
     assert!(d.source()?.contains("Diff accepted"));
     d.click("a[href^='/console/endpoints/']")?;
@@ -368,6 +376,17 @@ fn console_in_headless_chromium() -> TestResult {
         "the token is shown only once"
     );
     d.click("button[aria-label='Revoke browser']")?;
+    let question = d.wait_text("#confirm-question", |t| !t.is_empty())?;
+    assert!(
+        question.starts_with("Revoke the token browser (…"),
+        "{question}"
+    );
+    assert_eq!(
+        api_status(&server, &token)?,
+        200,
+        "revoked before confirming"
+    );
+    d.click("#confirm-revoke")?;
     // The click returns once the form is submitted; the page may still be loading.
     let deadline = Instant::now() + Duration::from_secs(10);
     while api_status(&server, &token)? != 401 && Instant::now() < deadline {

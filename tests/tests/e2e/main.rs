@@ -7,6 +7,7 @@ mod checks;
 mod cli;
 mod console;
 mod console_browser;
+mod console_lifecycle;
 mod diff_cli;
 mod env;
 mod metrics;

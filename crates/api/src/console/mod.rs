@@ -9,12 +9,16 @@
 //!   view model and hands it to
 //! * [`views`]: the markup, one module per page, in maud (escaped by default, compile-time
 //!   checked);
+//! * [`edit_form`]: the endpoint edit form as the update body the service validates;
 //! * [`html`]: query-string encoding.
 //!
-//! Roles apply as on the API (D4): viewers read; members capture baselines, run checks, probe
-//! and import; admins and owners also manage tokens and webhooks and accept diffs.
+//! Roles apply as on the API (D4, D19): viewers read; members capture baselines, run checks,
+//! probe, import, edit and pause endpoints; admins and owners also delete endpoints, manage
+//! tokens and webhooks and accept diffs. Accept, revoke and delete ask for confirmation first.
 
+pub mod edit_form;
 pub mod html;
+pub mod lifecycle;
 pub mod pages;
 pub mod session;
 pub mod views;

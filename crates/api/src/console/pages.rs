@@ -22,9 +22,13 @@ const LOGIN_PER_ADDRESS: Quota = Quota::per_minute(20);
 const LOGIN_PER_ACCOUNT: Quota = Quota::per_minute(10);
 /// Endpoints per console page.
 const PAGE_SIZE: u32 = 25;
+/// Checks the endpoint page's charts draw, and checks per history page.
+const CHART_CHECKS: u32 = 50;
+const CHECKS_PAGE: u32 = 20;
 
 /// Registers every console route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    super::lifecycle::configure(cfg);
     cfg.route("/console", web::get().to(home))
         .route("/console/", web::get().to(home))
         .route("/console/login", web::get().to(login_form))
@@ -38,9 +42,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(capture_baseline),
         )
         .route("/console/diffs/{id}", web::get().to(diff))
+        .route("/console/diffs/{id}/accept", web::get().to(confirm_accept))
         .route("/console/diffs/{id}/accept", web::post().to(accept_diff))
         .route("/console/tokens", web::get().to(tokens))
         .route("/console/tokens", web::post().to(create_token))
+        .route("/console/tokens/{id}/revoke", web::get().to(confirm_revoke))
         .route("/console/tokens/{id}/revoke", web::post().to(revoke_token))
         .route("/console/webhooks", web::get().to(webhooks_list))
         .route("/console/webhooks", web::post().to(webhook_add))
@@ -54,9 +60,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/import", web::post().to(import_submit));
 }
 
-type Page = Result<HttpResponse, ApiError>;
+pub(super) type Page = Result<HttpResponse, ApiError>;
 
-fn html(status: StatusCode, body: Markup) -> HttpResponse {
+pub(super) fn html(status: StatusCode, body: Markup) -> HttpResponse {
     HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -69,14 +75,14 @@ fn html(status: StatusCode, body: Markup) -> HttpResponse {
         .body(body.into_string())
 }
 
-fn redirect(to: &str) -> HttpResponse {
+pub(super) fn redirect(to: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, to))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .finish()
 }
 
-fn chrome(s: &Session, active: &'static str) -> Chrome {
+pub(super) fn chrome(s: &Session, active: &'static str) -> Chrome {
     Chrome {
         user: Some((s.email().to_owned(), s.role().to_string())),
         csrf: s.csrf().to_owned(),
@@ -85,7 +91,7 @@ fn chrome(s: &Session, active: &'static str) -> Chrome {
 }
 
 /// An error as a page: the status of the API error and its text.
-fn error_page(s: Option<&Session>, e: &ApiError) -> HttpResponse {
+pub(super) fn error_page(s: Option<&Session>, e: &ApiError) -> HttpResponse {
     use actix_web::ResponseError as _;
     let status = e.status_code();
     let c = s.map(|s| chrome(s, "")).unwrap_or_default();
@@ -96,6 +102,14 @@ fn error_page(s: Option<&Session>, e: &ApiError) -> HttpResponse {
         message: &message,
     };
     html(status, views::error::render(&c, &view))
+}
+
+/// The session of a page request, or the redirect to the login page (for sibling modules).
+pub(super) async fn session_for(
+    state: &AppState,
+    req: &HttpRequest,
+) -> Result<Session, HttpResponse> {
+    need_session(state, req).await
 }
 
 /// The session of a page request, or the redirect to the login page.
@@ -116,23 +130,27 @@ macro_rules! session_or_return {
     };
 }
 
-fn form_pairs(body: &[u8]) -> Vec<(String, String)> {
+pub(super) fn form_pairs(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
-fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
+pub(super) fn field<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
 }
 
-fn parse_uuid(text: &str) -> Result<Uuid, ApiError> {
+pub(super) fn parse_uuid(text: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
 }
 
 /// State-changing forms: CSRF (Origin + `_csrf`) first.
-fn check_form(s: &Session, req: &HttpRequest, pairs: &[(String, String)]) -> Result<(), ApiError> {
+pub(super) fn check_form(
+    s: &Session,
+    req: &HttpRequest,
+    pairs: &[(String, String)],
+) -> Result<(), ApiError> {
     s.check_csrf(req, Some(field(pairs, "_csrf").unwrap_or("")))
 }
 
@@ -335,6 +353,65 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         .await
         .map_err(ApiError::store)?;
     let flash = flash(&req);
+    let offset = url::form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(k, _)| k == "checks")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let latest = state
+        .service
+        .list_checks(
+            ws,
+            e.id,
+            PageRequest {
+                limit: CHART_CHECKS,
+                offset: 0,
+            },
+        )
+        .await?;
+    let page = state
+        .service
+        .list_checks(
+            ws,
+            e.id,
+            PageRequest {
+                limit: CHECKS_PAGE,
+                offset,
+            },
+        )
+        .await?;
+    let parse = |t: &str| apidrift_model::timestamp::parse(t).ok();
+    let chart: Vec<views::chart::CheckPoint<'_>> = latest
+        .items
+        .iter()
+        .filter_map(|c| {
+            Some(views::chart::CheckPoint {
+                at: parse(&c.started_at)?,
+                response_time: c.response_time,
+                http_status: c.http_status,
+                breaking_count: c.breaking_count,
+                warning_count: c.warning_count,
+                error: c.error.as_deref(),
+            })
+        })
+        .collect();
+    let checks: Vec<views::endpoint::CheckRow<'_>> = page
+        .items
+        .iter()
+        .filter_map(|c| {
+            Some(views::endpoint::CheckRow {
+                started_at: parse(&c.started_at)?,
+                http_status: c.http_status,
+                response_time: c.response_time,
+                error: c.error.as_deref(),
+                diff_id: c.diff_id,
+                breaking_count: c.breaking_count,
+                warning_count: c.warning_count,
+                change_count: c.change_count,
+                scheduled: c.scheduled,
+            })
+        })
+        .collect();
+    let next = offset + u64::from(CHECKS_PAGE);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
         name: &e.name,
@@ -355,7 +432,14 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         warning_count: e.warning_count,
         flash: flash.as_deref(),
         can_act: s.role() >= Role::Member,
+        can_delete: s.role() >= Role::Admin,
+        paused: e.paused,
         history: &history.items,
+        chart: &chart,
+        checks: &checks,
+        checks_total: page.total,
+        checks_previous: (offset > 0).then(|| offset.saturating_sub(u64::from(CHECKS_PAGE))),
+        checks_next: (next < page.total).then_some(next),
     };
     Ok(html(
         StatusCode::OK,
@@ -458,6 +542,51 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     Ok(html(
         StatusCode::OK,
         views::diff::render(&chrome(&s, "endpoints"), &view),
+    ))
+}
+
+/// The confirmation step of Accept: names the endpoint and the diff's counts.
+async fn confirm_accept(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let found: Result<_, ApiError> = async {
+        s.require(Role::Admin, "accept diffs")?;
+        let id = parse_uuid(&id)?;
+        state
+            .store
+            .get_diff(s.workspace_id(), id)
+            .await
+            .map_err(ApiError::store)?
+            .ok_or(ApiError::NotFound)
+    }
+    .await;
+    let d = match found {
+        Ok(d) => d.base,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    if d.accepted {
+        return Ok(redirect(&format!("/console/diffs/{}", d.id)));
+    }
+    let name = d.endpoint_name.as_deref().unwrap_or("an endpoint");
+    let view = views::confirm::Confirm {
+        title: "Accept a diff",
+        question: maud::html! {
+            "Accept the diff of " (name) " from " (views::layout::time(d.created_at)) " ("
+            (d.breaking_count) " breaking, " (d.warning_count) " warnings, " (d.info_count) " info)?"
+        },
+        consequence: "The response that produced it becomes the endpoint's new baseline; when it                       is the latest diff, the endpoint turns healthy and shows no breaking or                       warning changes.",
+        action: format!("/console/diffs/{}/accept", d.id),
+        button: "Accept",
+        button_id: "confirm-accept",
+        danger: false,
+        back: format!("/console/diffs/{}", d.id),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "endpoints"), &view),
     ))
 }
 
@@ -589,6 +718,48 @@ async fn create_token(state: web::Data<AppState>, req: HttpRequest, body: web::B
         Ok(token) => tokens_page(&state, &s, Some(&token)).await,
         Err(e) => Ok(error_page(Some(&s), &e)),
     }
+}
+
+/// The confirmation step of Revoke: names the token (name and hint).
+async fn confirm_revoke(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Page {
+    let s = session_or_return!(state, req);
+    let found: Result<_, ApiError> = async {
+        s.require(Role::Admin, "manage tokens")?;
+        let id = parse_uuid(&id)?;
+        state
+            .store
+            .list_tokens(s.workspace_id())
+            .await
+            .map_err(ApiError::store)?
+            .into_iter()
+            .find(|t| t.id == id && t.revoked_at.is_none())
+            .ok_or(ApiError::NotFound)
+    }
+    .await;
+    let t = match found {
+        Ok(t) => t,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    let view = views::confirm::Confirm {
+        title: "Revoke a token",
+        question: maud::html! {
+            "Revoke the token " (t.name) " (…" (t.hint) ", role " (t.role.as_str()) ")?"
+        },
+        consequence: "Every request with it is refused from now on. This cannot be undone:                       create a new token if it is still needed.",
+        action: format!("/console/tokens/{}/revoke", t.id),
+        button: "Revoke",
+        button_id: "confirm-revoke",
+        danger: true,
+        back: "/console/tokens".into(),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "tokens"), &view),
+    ))
 }
 
 async fn revoke_token(

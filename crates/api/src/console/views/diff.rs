@@ -1,7 +1,7 @@
 //! One diff: its counts and status, the accept button, and the changes grouped and coloured by
 //! severity.
 
-use super::layout::{Chrome, badge, csrf_field, page, time};
+use super::layout::{Chrome, badge, page, time};
 use apidrift_model::{DiffChange, DiffSummary, Severity};
 use maud::{Markup, html};
 
@@ -38,10 +38,10 @@ pub fn render(chrome: &Chrome, v: &DiffView<'_>) -> Markup {
                     p class="flash" role="status" { "Diff accepted: its response is the endpoint's baseline now." }
                 }
             } @else if v.can_accept {
-                form method="post" action={ "/console/diffs/" (d.id) "/accept" } {
-                    (csrf_field(&chrome.csrf))
+                // The first step: the confirmation page names the diff, its form posts.
+                form method="get" action={ "/console/diffs/" (d.id) "/accept" } {
                     p { "Accepting makes the response that produced this diff the endpoint's new baseline." }
-                    p { button type="submit" id="accept-diff" { "Accept" } }
+                    p { button type="submit" id="accept-diff" { "Accept…" } }
                 }
             }
             @if let Some(eid) = d.endpoint_id {
@@ -235,7 +235,7 @@ mod tests {
         ));
         assert!(html.contains("<span id=\"diff-status\">not accepted</span>"));
         assert!(html.contains(
-            "<form method=\"post\" action=\"/console/diffs/00000000-0000-0000-0000-000000000000/accept\">"
+            "<form method=\"get\" action=\"/console/diffs/00000000-0000-0000-0000-000000000000/accept\">"
         ));
         assert!(html.contains("id=\"accept-diff\""));
         assert!(html.contains("href=\"/console/endpoints/00000000-0000-0000-0000-000000000000\">Back to the endpoint</a>"));

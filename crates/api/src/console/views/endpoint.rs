@@ -1,6 +1,8 @@
-//! One endpoint: its details (never its credential), the capture-baseline and run-check
-//! buttons, and its diff history.
+//! One endpoint: its details (never its credential), the capture-baseline, run-check, edit,
+//! pause/resume and delete buttons (by role), its history charts, its check history and its
+//! diff history.
 
+use super::chart::{self, CheckPoint};
 use super::layout::{Chrome, badge, csrf_field, millis, page, time};
 use apidrift_model::{DiffSummary, Health};
 use maud::{Markup, html};
@@ -29,10 +31,37 @@ pub struct EndpointDetail<'a> {
     pub warning_count: u32,
     /// The outcome of the action that led here (capture, check).
     pub flash: Option<&'a str>,
-    /// Whether the visitor may capture baselines and run checks.
+    /// Whether the visitor may capture baselines, run checks, edit and pause (member and above).
     pub can_act: bool,
+    /// Whether the visitor may delete the endpoint (admin and above).
+    pub can_delete: bool,
+    /// Whether schedules skip the endpoint.
+    pub paused: bool,
     /// The latest diffs, newest first.
     pub history: &'a [DiffSummary],
+    /// The latest checks for the charts (any order).
+    pub chart: &'a [CheckPoint<'a>],
+    /// One page of the check history, newest first.
+    pub checks: &'a [CheckRow<'a>],
+    /// All checks of the endpoint, and the offsets of the neighbouring pages.
+    pub checks_total: u64,
+    pub checks_previous: Option<u64>,
+    pub checks_next: Option<u64>,
+}
+
+/// One check of the history table.
+#[derive(Debug)]
+pub struct CheckRow<'a> {
+    pub started_at: OffsetDateTime,
+    pub http_status: Option<u16>,
+    pub response_time: Option<u32>,
+    /// The error kind of a failed fetch.
+    pub error: Option<&'a str>,
+    pub diff_id: Option<Uuid>,
+    pub breaking_count: u32,
+    pub warning_count: u32,
+    pub change_count: u32,
+    pub scheduled: bool,
 }
 
 pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
@@ -66,6 +95,8 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                 dt { "Response time" } dd { (millis(v.response_time)) }
                 dt { "Latest check" }
                 dd { (v.breaking_count) " breaking, " (v.warning_count) " warnings" }
+                dt { "Schedule" }
+                dd id="schedule-state" { @if v.paused { "paused (manual checks still run)" } @else { "active" } }
             }
             @if v.can_act {
                 form class="inline" method="post" action={ "/console/endpoints/" (v.id) "/baseline" } {
@@ -77,8 +108,78 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                     (csrf_field(&chrome.csrf))
                     button type="submit" { "Run check" }
                 }
+                " "
+                a id="edit-endpoint" href={ "/console/endpoints/" (v.id) "/edit" } { "Edit" }
+                " "
+                @if v.paused {
+                    form class="inline" method="post" action={ "/console/endpoints/" (v.id) "/resume" } {
+                        (csrf_field(&chrome.csrf))
+                        button type="submit" id="resume-endpoint" { "Resume schedule" }
+                    }
+                } @else {
+                    form class="inline" method="post" action={ "/console/endpoints/" (v.id) "/pause" } {
+                        (csrf_field(&chrome.csrf))
+                        button type="submit" id="pause-endpoint" { "Pause schedule" }
+                    }
+                }
+                @if v.can_delete {
+                    " "
+                    form class="inline" method="get" action={ "/console/endpoints/" (v.id) "/delete" } {
+                        button class="danger" type="submit" id="delete-endpoint" { "Delete…" }
+                    }
+                }
             } @else {
-                p { "Your role (viewer) can read but not capture baselines or run checks." }
+                p { "Your role (viewer) can read but not capture baselines, run checks or change the endpoint." }
+            }
+            h2 { "History" }
+            (chart::history(v.chart))
+            h2 { "Checks" }
+            @if v.checks.is_empty() {
+                p { "No checks yet." }
+            } @else {
+                p { (v.checks_total) " check(s), newest first" }
+                table id="check-history" {
+                    thead { tr {
+                        th scope="col" { "Started" }
+                        th scope="col" { "HTTP status" }
+                        th scope="col" { "Response time" }
+                        th scope="col" { "Breaking / warnings / changes" }
+                        th scope="col" { "Diff" }
+                        th scope="col" { "Trigger" }
+                    } }
+                    tbody {
+                        @for c in v.checks {
+                            tr {
+                                td { (time(Some(c.started_at))) }
+                                td {
+                                    @match (c.http_status, c.error) {
+                                        (Some(s), _) => (s),
+                                        (None, Some(e)) => { "failed: " (e) },
+                                        (None, None) => "—",
+                                    }
+                                }
+                                td { (millis(c.response_time)) }
+                                td { (c.breaking_count) " / " (c.warning_count) " / " (c.change_count) }
+                                td {
+                                    @match c.diff_id {
+                                        Some(d) => a href={ "/console/diffs/" (d) } { "view diff" },
+                                        None => "—",
+                                    }
+                                }
+                                td { @if c.scheduled { "schedule" } @else { "manual" } }
+                            }
+                        }
+                    }
+                }
+                nav aria-label="Check pages" {
+                    @if let Some(p) = v.checks_previous {
+                        a href={ "/console/endpoints/" (v.id) "?checks=" (p) "#check-history" } { "Newer checks" }
+                        " "
+                    }
+                    @if let Some(n) = v.checks_next {
+                        a href={ "/console/endpoints/" (v.id) "?checks=" (n) "#check-history" } { "Older checks" }
+                    }
+                }
             }
             h2 { "Diff history" }
             @if v.history.is_empty() {
@@ -132,7 +233,14 @@ mod tests {
             warning_count: 1,
             flash: None,
             can_act: true,
+            can_delete: true,
+            paused: false,
             history,
+            chart: &[],
+            checks: &[],
+            checks_total: 0,
+            checks_previous: None,
+            checks_next: None,
         }
     }
 
@@ -182,8 +290,88 @@ mod tests {
         let html = render(&chrome(), &v).into_string();
         assert!(!html.contains("Run check</button>"));
         assert!(html.contains("Your role (viewer) can read"));
+        assert!(!html.contains("edit-endpoint"));
+        assert!(!html.contains("pause-endpoint"));
+        assert!(!html.contains("delete-endpoint"));
         assert!(html.contains("<dd>none yet</dd>"));
         assert!(html.contains("<dd>none</dd>"));
         assert!(html.contains("<p>No diffs yet.</p>"));
+    }
+
+    #[test]
+    fn edit_pause_resume_and_delete_by_role() {
+        let mut v = detail("a", "https://a.example/", &[]);
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains(
+            "<a id=\"edit-endpoint\" href=\"/console/endpoints/00000000-0000-0000-0000-000000000000/edit\">Edit</a>"
+        ));
+        assert!(html.contains("/pause\"><input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\"><button type=\"submit\" id=\"pause-endpoint\">"));
+        assert!(html.contains(
+            "<form class=\"inline\" method=\"get\" action=\"/console/endpoints/00000000-0000-0000-0000-000000000000/delete\">"
+        ));
+        assert!(html.contains("<dd id=\"schedule-state\">active</dd>"));
+        assert!(html.contains("No checks yet: the charts appear"));
+        v.paused = true;
+        v.can_delete = false;
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("id=\"resume-endpoint\""));
+        assert!(!html.contains("id=\"pause-endpoint\""));
+        assert!(!html.contains("delete-endpoint"));
+        assert!(html.contains("paused (manual checks still run)"));
+    }
+
+    #[test]
+    fn check_history_links_diffs_and_pages() {
+        let at = OffsetDateTime::UNIX_EPOCH;
+        let checks = [
+            CheckRow {
+                started_at: at,
+                http_status: Some(200),
+                response_time: Some(12),
+                error: None,
+                diff_id: Some(Uuid::nil()),
+                breaking_count: 1,
+                warning_count: 0,
+                change_count: 3,
+                scheduled: true,
+            },
+            CheckRow {
+                started_at: at,
+                http_status: None,
+                response_time: None,
+                error: Some(HOSTILE),
+                diff_id: None,
+                breaking_count: 0,
+                warning_count: 0,
+                change_count: 0,
+                scheduled: false,
+            },
+        ];
+        let points = [CheckPoint {
+            at,
+            response_time: Some(12),
+            http_status: Some(200),
+            breaking_count: 1,
+            warning_count: 0,
+            error: None,
+        }];
+        let mut v = detail("a", "https://a.example/", &[]);
+        v.checks = &checks;
+        v.chart = &points;
+        v.checks_total = 45;
+        v.checks_previous = Some(0);
+        v.checks_next = Some(40);
+        let html = render(&chrome(), &v).into_string();
+        assert_escaped(&html);
+        assert!(html.contains("<p>45 check(s), newest first</p>"));
+        assert!(html.contains(
+            "<td>200</td><td>12 ms</td><td>1 / 0 / 3</td>\
+             <td><a href=\"/console/diffs/00000000-0000-0000-0000-000000000000\">view diff</a></td><td>schedule</td>"
+        ));
+        assert!(html.contains("<td>failed: &lt;script&gt;"));
+        assert!(html.contains("<td>—</td><td>manual</td>"));
+        assert!(html.contains("?checks=0#check-history\">Newer checks</a>"));
+        assert!(html.contains("?checks=40#check-history\">Older checks</a>"));
+        assert!(html.contains("<svg id=\"response-chart\""));
     }
 }

@@ -6,7 +6,10 @@
 //! [`super::pages`] builds from store and service data, to [`maud::Markup`]. Views see no
 //! session, request, store handle or credential: only what the page shows.
 
+pub mod chart;
+pub mod confirm;
 pub mod diff;
+pub mod edit;
 pub mod endpoint;
 pub mod endpoints;
 pub mod error;

@@ -116,9 +116,9 @@ pub fn render(chrome: &Chrome, v: &Tokens<'_>) -> Markup {
                             td { (t.status) }
                             td {
                                 @if t.revocable {
-                                    form method="post" action={ "/console/tokens/" (t.id) "/revoke" } {
-                                        (csrf_field(&chrome.csrf))
-                                        button class="danger" type="submit" aria-label={ "Revoke " (t.name) } { "Revoke" }
+                                    // The first step: the confirmation page names the token, its form posts.
+                                    form method="get" action={ "/console/tokens/" (t.id) "/revoke" } {
+                                        button class="danger" type="submit" aria-label={ "Revoke " (t.name) } { "Revoke…" }
                                     }
                                 }
                             }
@@ -191,7 +191,7 @@ mod tests {
         assert!(!html.contains("value=\"owner\""));
         assert!(html.contains(
             "<tr><td>ci</td><td><code>…abcd</code></td><td>endpoints:read, checks:run</td><td>member</td>\
-             <td>—</td><td>—</td><td>active</td><td><form method=\"post\" \
+             <td>—</td><td>—</td><td>active</td><td><form method=\"get\" \
              action=\"/console/tokens/00000000-0000-0000-0000-000000000000/revoke\">"
         ));
         assert!(html.contains("<td>revoked</td><td></td></tr>"));

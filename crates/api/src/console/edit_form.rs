@@ -1,0 +1,224 @@
+//! The edit form's fields as the `PATCH /api/v1/endpoints/{id}` body the service validates: the
+//! console translates, the service decides. A number field that does not parse goes through as
+//! the text typed, so the service's message names the field.
+
+use super::views::edit::EditValues;
+use serde_json::{Map, Value, json};
+
+/// A form field, trimmed, or empty.
+fn text<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map_or("", |(_, v)| v.trim())
+}
+
+fn number_or_text(v: &str) -> Value {
+    v.parse::<u64>()
+        .map_or_else(|_| Value::String(v.to_owned()), Value::from)
+}
+
+/// The submitted values (to show the form again) and the patch body, or why the form itself is
+/// contradictory (naming the field).
+pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String>) {
+    let values = EditValues {
+        name: text(pairs, "name").to_owned(),
+        url: text(pairs, "url").to_owned(),
+        method: text(pairs, "method").to_owned(),
+        environment: text(pairs, "environment").to_owned(),
+        description: text(pairs, "description").to_owned(),
+        tags: text(pairs, "tags").to_owned(),
+        content_type: text(pairs, "content_type").to_owned(),
+        diff_mode: text(pairs, "diff_mode").to_owned(),
+        timeout_ms: text(pairs, "timeout_ms").to_owned(),
+        schedule: text(pairs, "schedule").to_owned(),
+        ignore_paths: text(pairs, "ignore_paths").to_owned(),
+        follow_redirects: text(pairs, "follow_redirects") == "yes",
+        retries: text(pairs, "retries").to_owned(),
+    };
+    let mut patch = Map::new();
+    patch.insert("name".into(), json!(values.name));
+    patch.insert("url".into(), json!(values.url));
+    patch.insert("method".into(), json!(values.method));
+    patch.insert("environment".into(), json!(values.environment));
+    patch.insert(
+        "description".into(),
+        if values.description.is_empty() {
+            Value::Null
+        } else {
+            json!(values.description)
+        },
+    );
+    let tags: Vec<&str> = values
+        .tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    patch.insert("tags".into(), json!(tags));
+    patch.insert("contentType".into(), json!(values.content_type));
+    patch.insert("diffMode".into(), json!(values.diff_mode));
+    patch.insert("timeoutMs".into(), number_or_text(&values.timeout_ms));
+    if !values.retries.is_empty() {
+        patch.insert("retries".into(), number_or_text(&values.retries));
+    }
+    patch.insert(
+        "schedule".into(),
+        if values.schedule.is_empty() {
+            Value::Null
+        } else {
+            json!({ "frequency": values.schedule })
+        },
+    );
+    let ignore: Vec<&str> = values
+        .ignore_paths
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    patch.insert("ignorePaths".into(), json!(ignore));
+    patch.insert("followRedirects".into(), json!(values.follow_redirects));
+    match auth_of(pairs) {
+        Ok(Some(auth)) => {
+            patch.insert("auth".into(), auth);
+        }
+        Ok(None) => {}
+        Err(e) => return (values, Err(e)),
+    }
+    // Write-only fields: blank keeps what is stored.
+    let headers = text(pairs, "headers");
+    if !headers.is_empty() {
+        let mut map = Map::new();
+        for line in headers.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            // A line without a colon becomes a header the service refuses by name.
+            let (name, value) = line.split_once(':').unwrap_or((line, ""));
+            map.insert(name.trim().to_owned(), json!(value.trim()));
+        }
+        patch.insert("headers".into(), Value::Object(map));
+    }
+    let body = pairs
+        .iter()
+        .find(|(k, _)| k == "request_body")
+        .map_or("", |(_, v)| v.as_str());
+    if !body.trim().is_empty() {
+        patch.insert("requestBody".into(), json!(body));
+    }
+    (values, Ok(Value::Object(patch)))
+}
+
+/// The `auth` member: `{"type":"none"}` to remove, a new credential when a type is chosen,
+/// nothing (keep) otherwise; removing and replacing at once is refused.
+fn auth_of(pairs: &[(String, String)]) -> Result<Option<Value>, String> {
+    let remove = text(pairs, "remove_auth") == "yes";
+    let kind = text(pairs, "auth_type");
+    if remove && !kind.is_empty() {
+        return Err("auth: remove the credentials or replace them, not both".into());
+    }
+    if remove {
+        return Ok(Some(json!({ "type": "none" })));
+    }
+    if kind.is_empty() {
+        return Ok(None);
+    }
+    let mut auth = Map::new();
+    auth.insert("type".into(), json!(kind));
+    for (field, name) in [
+        ("token", "auth_token"),
+        ("key", "auth_key"),
+        ("header", "auth_header"),
+        ("value", "auth_value"),
+        ("username", "auth_username"),
+        ("password", "auth_password"),
+    ] {
+        let v = pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str());
+        if !v.is_empty() {
+            auth.insert(field.into(), json!(v));
+        }
+    }
+    Ok(Some(Value::Object(auth)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn every_field_becomes_a_patch_member() {
+        let (values, patch) = patch_of(&pairs(&[
+            ("name", " items "),
+            ("url", "https://a.example/items"),
+            ("method", "POST"),
+            ("environment", "staging"),
+            ("description", ""),
+            ("tags", "a, b,,c "),
+            ("content_type", "application/json"),
+            ("diff_mode", "full"),
+            ("timeout_ms", "5000"),
+            ("retries", "2"),
+            ("schedule", "DAILY"),
+            ("ignore_paths", "$.a\r\n\r\n$.b"),
+            ("follow_redirects", "yes"),
+            ("headers", "X-A: 1\nX-B:two"),
+            ("request_body", "{\"q\":1}"),
+        ]));
+        assert_eq!(values.name, "items");
+        assert_eq!(
+            patch.ok(),
+            Some(json!({
+                "name": "items", "url": "https://a.example/items", "method": "POST",
+                "environment": "staging", "description": null, "tags": ["a", "b", "c"],
+                "contentType": "application/json", "diffMode": "full", "timeoutMs": 5000,
+                "retries": 2, "schedule": { "frequency": "DAILY" }, "ignorePaths": ["$.a", "$.b"],
+                "followRedirects": true, "headers": { "X-A": "1", "X-B": "two" },
+                "requestBody": "{\"q\":1}"
+            }))
+        );
+    }
+
+    #[test]
+    fn blanks_keep_secrets_and_bad_numbers_go_through_as_text() {
+        let (_, patch) = patch_of(&pairs(&[
+            ("timeout_ms", "soon"),
+            ("schedule", ""),
+            ("auth_token", "ignored without a type"),
+        ]));
+        let patch = patch.unwrap_or_default();
+        assert_eq!(patch["timeoutMs"], "soon");
+        assert_eq!(patch["schedule"], Value::Null);
+        assert_eq!(patch["followRedirects"], false);
+        for absent in ["auth", "headers", "requestBody", "retries"] {
+            assert!(patch.get(absent).is_none(), "{absent}");
+        }
+    }
+
+    #[test]
+    fn credentials_replaced_removed_or_refused() {
+        let (_, patch) = patch_of(&pairs(&[
+            ("auth_type", "api_key"),
+            ("auth_key", " k "),
+            ("auth_header", "X-Key"),
+            ("auth_token", ""),
+        ]));
+        let patch = patch.unwrap_or_default();
+        assert_eq!(
+            patch["auth"],
+            json!({ "type": "api_key", "key": " k ", "header": "X-Key" })
+        );
+        let (_, patch) = patch_of(&pairs(&[("remove_auth", "yes")]));
+        assert_eq!(patch.unwrap_or_default()["auth"], json!({ "type": "none" }));
+        let (_, patch) = patch_of(&pairs(&[("remove_auth", "yes"), ("auth_type", "bearer")]));
+        assert_eq!(
+            patch.err().as_deref(),
+            Some("auth: remove the credentials or replace them, not both")
+        );
+    }
+}

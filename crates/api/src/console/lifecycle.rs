@@ -1,0 +1,256 @@
+//! The endpoint lifecycle pages (D19): edit, pause/resume, delete with confirmation. Thin
+//! callers of the service's update, pause and delete use cases; roles as D19 (member edits and
+//! pauses, admin and above delete).
+
+use super::edit_form::patch_of;
+use super::html::url_param;
+use super::pages::{
+    Page, check_form, chrome, error_page, field, form_pairs, html, parse_uuid, redirect,
+};
+use super::session::Session;
+use super::views::{self, edit::EditValues};
+use crate::error::ApiError;
+use crate::state::AppState;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, web};
+use apidrift_model::Role;
+use apidrift_store::StoredEndpoint;
+
+/// Registers the lifecycle routes.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/console/endpoints/{id}/edit", web::get().to(edit_form))
+        .route("/console/endpoints/{id}/edit", web::post().to(edit_submit))
+        .route("/console/endpoints/{id}/pause", web::post().to(pause))
+        .route("/console/endpoints/{id}/resume", web::post().to(resume))
+        .route(
+            "/console/endpoints/{id}/delete",
+            web::get().to(confirm_delete),
+        )
+        .route("/console/endpoints/{id}/delete", web::post().to(delete));
+}
+
+fn values_of(e: &StoredEndpoint) -> EditValues {
+    EditValues {
+        name: e.name.clone(),
+        url: e.url.clone(),
+        method: e.method.as_str().to_owned(),
+        environment: e.environment.clone(),
+        description: e.description.clone().unwrap_or_default(),
+        tags: e.tags.join(", "),
+        content_type: e.content_type.clone(),
+        diff_mode: e.diff_mode.as_str().to_owned(),
+        timeout_ms: e.timeout_ms.to_string(),
+        schedule: e
+            .schedule
+            .map(|f| f.as_str().to_owned())
+            .unwrap_or_default(),
+        ignore_paths: e.ignore_paths.join("\n"),
+        follow_redirects: e.follow_redirects,
+        retries: e.retries.to_string(),
+    }
+}
+
+fn edit_page(
+    s: &Session,
+    e: &StoredEndpoint,
+    values: EditValues,
+    error: Option<&ApiError>,
+) -> actix_web::HttpResponse {
+    use actix_web::ResponseError as _;
+    let message = error.map(ToString::to_string);
+    let view = views::edit::EditEndpoint {
+        id: e.id,
+        stored_name: &e.name,
+        auth_type: e.auth_type.as_str(),
+        has_headers: e.sealed_headers.is_some(),
+        has_request_body: e.sealed_request_body.is_some(),
+        values,
+        error: message.as_deref(),
+    };
+    let status = error.map_or(StatusCode::OK, |e| e.status_code());
+    html(status, views::edit::render(&chrome(s, "endpoints"), &view))
+}
+
+async fn endpoint_of(state: &AppState, s: &Session, id: &str) -> Result<StoredEndpoint, ApiError> {
+    let id = parse_uuid(id)?;
+    Ok(state.service.get_endpoint(s.workspace_id(), id).await?)
+}
+
+async fn edit_form(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
+    let s = super::pages::session_for(&state, &req).await;
+    let s = match s {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let found = async {
+        s.require(Role::Member, "edit endpoints")?;
+        endpoint_of(&state, &s, &id).await
+    }
+    .await;
+    Ok(match found {
+        Ok(e) => edit_page(&s, &e, values_of(&e), None),
+        Err(e) => error_page(Some(&s), &e),
+    })
+}
+
+async fn edit_submit(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let pairs = form_pairs(&body);
+    let current = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Member, "edit endpoints")?;
+        endpoint_of(&state, &s, &id).await
+    }
+    .await;
+    let current = match current {
+        Ok(e) => e,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    let (values, patch) = patch_of(&pairs);
+    let saved = match patch {
+        Err(m) => Err(ApiError::BadRequest(m)),
+        Ok(patch) => state
+            .service
+            .update_endpoint(s.workspace_id(), current.id, &patch)
+            .await
+            .map_err(ApiError::from),
+    };
+    Ok(match saved {
+        Ok(_) => redirect(&format!(
+            "/console/endpoints/{}?done={}",
+            current.id,
+            url_param("Endpoint saved.")
+        )),
+        Err(e) => edit_page(&s, &current, values, Some(&e)),
+    })
+}
+
+async fn set_paused(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+    paused: bool,
+) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let pairs = form_pairs(&body);
+    let done = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Member, "pause or resume endpoints")?;
+        let id = parse_uuid(&id)?;
+        state
+            .service
+            .set_paused(s.workspace_id(), id, paused)
+            .await?;
+        Ok::<_, ApiError>(id)
+    }
+    .await;
+    Ok(match done {
+        Ok(id) => redirect(&format!(
+            "/console/endpoints/{id}?done={}",
+            url_param(if paused {
+                "Paused: schedules skip this endpoint; manual checks still run."
+            } else {
+                "Resumed: schedules check this endpoint again."
+            })
+        )),
+        Err(e) => error_page(Some(&s), &e),
+    })
+}
+
+async fn pause(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    set_paused(state, req, id, body, true).await
+}
+
+async fn resume(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    set_paused(state, req, id, body, false).await
+}
+
+async fn confirm_delete(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let found = async {
+        s.require(Role::Admin, "delete endpoints")?;
+        endpoint_of(&state, &s, &id).await
+    }
+    .await;
+    let e = match found {
+        Ok(e) => e,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    let view = views::confirm::Confirm {
+        title: "Delete an endpoint",
+        question: maud::html! {
+            "Delete the endpoint " (e.name) " (" (e.method.as_str()) " " (e.url) ")?"
+        },
+        consequence: "Its schedule, baselines, checks, diffs, contract and stored credentials are \
+                      deleted with it, and its queued webhook deliveries are dropped. This cannot \
+                      be undone.",
+        action: format!("/console/endpoints/{}/delete", e.id),
+        button: "Delete",
+        button_id: "confirm-delete",
+        danger: true,
+        back: format!("/console/endpoints/{}", e.id),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "endpoints"), &view),
+    ))
+}
+
+async fn delete(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let pairs = form_pairs(&body);
+    let done = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Admin, "delete endpoints")?;
+        if field(&pairs, "confirm") != Some("yes") {
+            return Err(ApiError::BadRequest(
+                "confirm: open the delete page and confirm there".into(),
+            ));
+        }
+        let id = parse_uuid(&id)?;
+        state.service.delete_endpoint(s.workspace_id(), id).await?;
+        Ok(())
+    }
+    .await;
+    Ok(match done {
+        Ok(()) => redirect("/console/endpoints?deleted=1"),
+        Err(e) => error_page(Some(&s), &e),
+    })
+}

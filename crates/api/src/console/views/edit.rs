@@ -1,0 +1,211 @@
+//! The endpoint edit form: every field of create, prefilled; credentials, extra headers and the
+//! request body are write-only ("leave blank to keep"), with an explicit choice to remove the
+//! credentials. A refused save shows the reason (naming the field) above the submitted values.
+
+use super::layout::{Chrome, alert, csrf_field, page};
+use maud::{Markup, html};
+use uuid::Uuid;
+
+/// The form's values, as text (prefilled from the endpoint, or as submitted).
+#[derive(Debug, Default, Clone)]
+pub struct EditValues {
+    pub name: String,
+    pub url: String,
+    pub method: String,
+    pub environment: String,
+    pub description: String,
+    /// Comma-separated.
+    pub tags: String,
+    pub content_type: String,
+    pub diff_mode: String,
+    pub timeout_ms: String,
+    /// A frequency (`HOURLY`…) or empty for none.
+    pub schedule: String,
+    /// One pattern a line.
+    pub ignore_paths: String,
+    pub follow_redirects: bool,
+    pub retries: String,
+}
+
+/// The edit page.
+#[derive(Debug)]
+pub struct EditEndpoint<'a> {
+    pub id: Uuid,
+    /// The endpoint's stored name (the heading, whatever the form holds).
+    pub stored_name: &'a str,
+    /// The stored authentication style (its credential is never shown).
+    pub auth_type: &'a str,
+    /// Whether extra headers / a request body are stored (never their values).
+    pub has_headers: bool,
+    pub has_request_body: bool,
+    pub values: EditValues,
+    /// Why the last save was refused.
+    pub error: Option<&'a str>,
+}
+
+pub const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+const DIFF_MODES: [&str; 2] = ["schema", "full"];
+const SCHEDULES: [&str; 4] = ["HOURLY", "DAILY", "WEEKLY", "MONTHLY"];
+const AUTH_TYPES: [&str; 5] = ["bearer", "api_key", "basic", "oauth", "custom"];
+
+pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
+    let f = &v.values;
+    page(
+        &format!("Edit {}", v.stored_name),
+        chrome,
+        html! {
+            h1 { "Edit " (v.stored_name) }
+            @if let Some(e) = v.error { (alert(e)) }
+            form method="post" action={ "/console/endpoints/" (v.id) "/edit" } {
+                (csrf_field(&chrome.csrf))
+                label for="name" { "Name" }
+                input id="name" name="name" value=(f.name) maxlength="200" required;
+                label for="url" { "URL" }
+                input id="url" name="url" value=(f.url) size="60" required;
+                label for="method" { "Method" }
+                select id="method" name="method" {
+                    @for m in METHODS { option value=(m) selected[f.method == m] { (m) } }
+                }
+                label for="environment" { "Environment" }
+                input id="environment" name="environment" value=(f.environment);
+                label for="description" { "Description" }
+                textarea id="description" name="description" rows="2" cols="60" { (f.description) }
+                label for="tags" { "Tags (comma-separated)" }
+                input id="tags" name="tags" value=(f.tags);
+                label for="content_type" { "Request content type" }
+                input id="content_type" name="content_type" value=(f.content_type);
+                label for="diff_mode" { "Diff mode" }
+                select id="diff_mode" name="diff_mode" {
+                    @for m in DIFF_MODES { option value=(m) selected[f.diff_mode == m] { (m) } }
+                }
+                label for="timeout_ms" { "Timeout (milliseconds)" }
+                input id="timeout_ms" name="timeout_ms" type="number" value=(f.timeout_ms);
+                label for="retries" { "Retries before a failed fetch counts" }
+                input id="retries" name="retries" type="number" min="0" value=(f.retries);
+                label for="schedule" { "Schedule" }
+                select id="schedule" name="schedule" {
+                    option value="" selected[f.schedule.is_empty()] { "none (manual checks only)" }
+                    @for s in SCHEDULES { option value=(s) selected[f.schedule == s] { (s.to_lowercase()) } }
+                }
+                label for="ignore_paths" { "Ignored paths (one a line)" }
+                textarea id="ignore_paths" name="ignore_paths" rows="3" cols="60" { (f.ignore_paths) }
+                div {
+                    input type="checkbox" id="follow_redirects" name="follow_redirects" value="yes" checked[f.follow_redirects];
+                    " "
+                    label class="inline" for="follow_redirects" { "Follow redirects" }
+                }
+                fieldset {
+                    legend { "Credentials (write-only: never shown)" }
+                    p { "Stored now: " strong { (v.auth_type) } ". Leave the fields blank to keep them." }
+                    label for="auth_type" { "Replace with" }
+                    select id="auth_type" name="auth_type" {
+                        option value="" selected { "keep the current credentials" }
+                        @for t in AUTH_TYPES { option value=(t) { (t) } }
+                    }
+                    label for="auth_token" { "Token (bearer, oauth)" }
+                    input id="auth_token" name="auth_token" type="password" autocomplete="off";
+                    label for="auth_key" { "Key (api_key)" }
+                    input id="auth_key" name="auth_key" type="password" autocomplete="off";
+                    label for="auth_header" { "Header name (api_key, custom)" }
+                    input id="auth_header" name="auth_header" autocomplete="off";
+                    label for="auth_value" { "Header value (custom)" }
+                    input id="auth_value" name="auth_value" type="password" autocomplete="off";
+                    label for="auth_username" { "Username (basic)" }
+                    input id="auth_username" name="auth_username" autocomplete="off";
+                    label for="auth_password" { "Password (basic)" }
+                    input id="auth_password" name="auth_password" type="password" autocomplete="off";
+                    div {
+                        input type="checkbox" id="remove_auth" name="remove_auth" value="yes";
+                        " "
+                        label class="inline" for="remove_auth" { "Remove the credentials (send requests without authentication)" }
+                    }
+                }
+                fieldset {
+                    legend { "Extra headers and request body (write-only)" }
+                    p {
+                        "Headers: " @if v.has_headers { "set" } @else { "none" }
+                        ". Request body: " @if v.has_request_body { "set" } @else { "none" }
+                        ". Leave blank to keep."
+                    }
+                    label for="headers" { "Replace headers (one " code { "Name: value" } " a line)" }
+                    textarea id="headers" name="headers" rows="2" cols="60" autocomplete="off" {}
+                    label for="request_body" { "Replace request body" }
+                    textarea id="request_body" name="request_body" rows="3" cols="60" autocomplete="off" {}
+                }
+                p {
+                    button type="submit" id="save-endpoint" { "Save" }
+                    " "
+                    a href={ "/console/endpoints/" (v.id) } { "Cancel" }
+                }
+            }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
+    use super::*;
+
+    fn view(values: EditValues, error: Option<&str>) -> EditEndpoint<'_> {
+        EditEndpoint {
+            id: Uuid::nil(),
+            stored_name: "items",
+            auth_type: "bearer",
+            has_headers: true,
+            has_request_body: false,
+            values,
+            error,
+        }
+    }
+
+    #[test]
+    fn prefilled_never_a_secret_and_selected_options() {
+        let values = EditValues {
+            name: "items".into(),
+            url: "https://a.example/items".into(),
+            method: "POST".into(),
+            environment: "staging".into(),
+            diff_mode: "full".into(),
+            timeout_ms: "5000".into(),
+            schedule: "DAILY".into(),
+            ignore_paths: "$.meta\n$.ts".into(),
+            follow_redirects: true,
+            retries: "2".into(),
+            ..EditValues::default()
+        };
+        let html = render(&chrome(), &view(values, None)).into_string();
+        assert!(html.contains(
+            "<form method=\"post\" action=\"/console/endpoints/00000000-0000-0000-0000-000000000000/edit\">\
+             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\">"
+        ));
+        assert!(html.contains("<option value=\"POST\" selected>POST</option>"));
+        assert!(html.contains("<option value=\"full\" selected>full</option>"));
+        assert!(html.contains("<option value=\"DAILY\" selected>daily</option>"));
+        assert!(html.contains("name=\"follow_redirects\" value=\"yes\" checked>"));
+        assert!(html.contains(">$.meta\n$.ts</textarea>"));
+        assert!(html.contains("Stored now: <strong>bearer</strong>"));
+        assert!(html.contains("Headers: set. Request body: none."));
+        assert!(html.contains("<option value=\"\" selected>keep the current credentials</option>"));
+        assert!(html.contains("id=\"remove_auth\" name=\"remove_auth\" value=\"yes\">"));
+        // Secret inputs carry no value.
+        for name in ["auth_token", "auth_key", "auth_value", "auth_password"] {
+            assert!(html.contains(&format!(
+                "name=\"{name}\" type=\"password\" autocomplete=\"off\">"
+            )));
+        }
+    }
+
+    #[test]
+    fn values_and_the_error_are_escaped() {
+        let values = EditValues {
+            name: HOSTILE.into(),
+            description: HOSTILE.into(),
+            ..EditValues::default()
+        };
+        let html = render(&chrome(), &view(values, Some(HOSTILE))).into_string();
+        assert_escaped(&html);
+        assert!(html.contains("<p class=\"error\" role=\"alert\">&lt;script&gt;"));
+        assert!(!html.contains("</textarea><script"));
+    }
+}
