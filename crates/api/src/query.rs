@@ -75,7 +75,8 @@ impl Params {
         };
         let environment = self.one("environment")?.map(str::to_owned);
         if let Some(env) = &environment {
-            apidrift_model::validate::refuse_nul("environment", env).map_err(ApiError::BadRequest)?;
+            apidrift_model::validate::refuse_nul("environment", env)
+                .map_err(ApiError::BadRequest)?;
         }
         Ok(EndpointFilter {
             health,

@@ -588,7 +588,9 @@ mod tests {
     fn header_values_follow_rfc_9110() {
         assert!(header_value("h", "a\tb c~\u{e9}").is_ok());
         for bad in ["\0", "\r", "\n", "\u{1}", "\u{b}", "\u{1f}", "\u{7f}"] {
-            let err = header_value("h", &format!("a{bad}b")).err().unwrap_or_default();
+            let err = header_value("h", &format!("a{bad}b"))
+                .err()
+                .unwrap_or_default();
             assert!(err.starts_with("h: must not contain"), "{bad:?}: {err}");
             assert!(!err.contains(bad), "the value is never quoted: {err:?}");
         }
@@ -597,7 +599,10 @@ mod tests {
     #[test]
     fn reserved_names_whatever_the_case() {
         for name in RESERVED_HEADERS {
-            assert!(header_name("h", &name.to_ascii_uppercase()).is_err(), "{name}");
+            assert!(
+                header_name("h", &name.to_ascii_uppercase()).is_err(),
+                "{name}"
+            );
         }
         assert!(header_name("h", "X-Ok").is_ok());
         assert!(header_name("h", "X Bad").is_err());

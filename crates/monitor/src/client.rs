@@ -949,11 +949,22 @@ mod wording {
     use rustls::{CertificateError, Error as TlsError, OtherError};
 
     /// Fragments only `Debug` output produces.
-    const DEBUG_MARKS: &[&str] = &["Some(", "None", "Other(", "OtherError", "{ ", "::", "Error("];
+    const DEBUG_MARKS: &[&str] = &[
+        "Some(",
+        "None",
+        "Other(",
+        "OtherError",
+        "{ ",
+        "::",
+        "Error(",
+    ];
 
     fn assert_plain(text: &str) {
         for mark in DEBUG_MARKS {
-            assert!(!text.contains(mark), "{mark:?} in user-facing text {text:?}");
+            assert!(
+                !text.contains(mark),
+                "{mark:?} in user-facing text {text:?}"
+            );
         }
     }
 
@@ -985,7 +996,11 @@ mod wording {
         .into_iter()
         .map(TlsError::InvalidCertificate)
         .collect();
-        for name in ["CaUsedAsEndEntity", "EndEntityUsedAsCa", "UnsupportedCertVersion"] {
+        for name in [
+            "CaUsedAsEndEntity",
+            "EndEntityUsedAsCa",
+            "UnsupportedCertVersion",
+        ] {
             all.push(TlsError::InvalidCertificate(CertificateError::Other(
                 OtherError(std::sync::Arc::new(WebpkiLike(name))),
             )));
@@ -1018,7 +1033,10 @@ mod wording {
             tls_reason(&ca),
             "the server's certificate is a CA certificate used as an end-entity certificate"
         );
-        assert_eq!(plain_words("Other(OtherError(UnsupportedCertVersion))"), "unsupported cert version");
+        assert_eq!(
+            plain_words("Other(OtherError(UnsupportedCertVersion))"),
+            "unsupported cert version"
+        );
     }
 
     #[test]

@@ -9,4 +9,5 @@ mod console;
 mod console_browser;
 mod diff_cli;
 mod env;
+mod hostile;
 mod scaleout;

@@ -67,7 +67,9 @@ impl Service {
         // The same header rules as an endpoint's `headers` (reserved names, field values).
         let headers = match request.headers {
             None => Vec::new(),
-            Some(map) => validate::request_headers(&Value::Object(map)).map_err(ServiceError::Invalid)?,
+            Some(map) => {
+                validate::request_headers(&Value::Object(map)).map_err(ServiceError::Invalid)?
+            }
         };
         let mut request = FetchRequest::get(url);
         request.method = method;
