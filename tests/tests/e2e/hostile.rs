@@ -319,8 +319,17 @@ fn nul_in_upstream_json_is_checked_and_diffed(backend: Backend) -> TestResult {
     let res = w.api("GET", &format!("/api/v1/diffs/{diff_id}"), None)?;
     assert_eq!(res.status, 200, "{}", res.text());
     let diff = res.json();
-    let text = diff.to_string();
-    assert!(text.contains("k\\u0000ey"), "the key with its NUL: {text}");
+    let changes = diff["diff"]["changes"].as_array().ok_or("no changes")?;
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["path"].as_str().is_some_and(|p| p.contains("k\\u0000ey"))),
+        "the key with its NUL: {diff}"
+    );
+    assert!(
+        changes.iter().any(|c| c["newValue"] == "x\u{0}z"),
+        "the value with its NUL: {diff}"
+    );
     let res = w.api("GET", &format!("/api/v1/endpoints/{id}"), None)?;
     assert_eq!(res.status, 200, "{}", res.text());
     let endpoint = res.json();
@@ -516,7 +525,7 @@ fn control_bytes_and_reserved_headers_are_refused(backend: Backend) -> TestResul
         ("X-C", "a\u{1}b"),
         ("X-C", "a\u{7f}"),
         ("X-C", "a\u{0}"),
-        ("Bad Name", "v"),
+        ("Bad Name", "zq9"),
     ] {
         let res = w.session_json(
             &session,
@@ -593,7 +602,6 @@ fn protocol_failures_never_5xx(backend: Backend) -> TestResult {
     // Reaches the app: the envelope.
     for target in [
         "/api/v1/endpoints?limit=%ZZ",
-        "/api/v1/endpoints?environment=%FF%FE",
         "/api/v1/endpoints?limit=1&limit=2",
         "/api/v1/diffs?since=%00",
         "/nowhere%00",
