@@ -44,7 +44,7 @@ pub enum ApiError {
     #[error("{0}")]
     UnsupportedMediaType(String),
     /// 429: a rate limit was exceeded.
-    #[error("rate limit exceeded: retry in {} seconds", .0.retry_after)]
+    #[error("rate limit exceeded: retry in {}", seconds(.0.retry_after))]
     RateLimited(RateInfo),
     /// 503: the server cannot serve the request now (no sealing key, database down).
     #[error("{0}")]
@@ -59,6 +59,9 @@ impl ApiError {
     pub fn store(e: StoreError) -> Self {
         match e {
             StoreError::NotFound => ApiError::NotFound,
+            // Input the store cannot hold (a NUL in user text): the caller's mistake, named by
+            // the store's message. The service refuses it earlier; this is the safety net.
+            StoreError::InvalidInput(text) => ApiError::BadRequest(text),
             StoreError::Unavailable(_) => {
                 tracing::error!(error = %e, "database unavailable");
                 ApiError::Unavailable("database unavailable".into())
@@ -106,6 +109,15 @@ impl ResponseError for ApiError {
             _ => {}
         }
         json_error(response, &self.to_string())
+    }
+}
+
+/// `1 second`, `2 seconds`: a duration in words.
+pub fn seconds(n: u64) -> String {
+    if n == 1 {
+        "1 second".to_owned()
+    } else {
+        format!("{n} seconds")
     }
 }
 

@@ -74,6 +74,10 @@ impl Params {
             ),
         };
         let environment = self.one("environment")?.map(str::to_owned);
+        if let Some(env) = &environment {
+            apidrift_model::validate::refuse_nul("environment", env)
+                .map_err(ApiError::BadRequest)?;
+        }
         Ok(EndpointFilter {
             health,
             environment,

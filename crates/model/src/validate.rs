@@ -77,8 +77,9 @@ pub fn default_retries() -> u8 {
     DEFAULT_RETRIES
 }
 
-/// Headers a user may not set: the fetcher owns framing and routing.
-const RESERVED_HEADERS: &[&str] = &[
+/// Headers a user may not set, on an endpoint (`headers`, `auth.header`) or on a probe: the
+/// fetcher owns framing and routing.
+pub const RESERVED_HEADERS: &[&str] = &[
     "host",
     "content-length",
     "transfer-encoding",
@@ -298,7 +299,10 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
                 "description: longer than {MAX_DESCRIPTION_CHARS} characters"
             ));
         }
-        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::String(s)) => {
+            refuse_nul("description", s)?;
+            Some(s.clone())
+        }
         Some(_) => return Err("description: must be a string or null".into()),
     };
     let tags = tags(map)?;
@@ -449,11 +453,8 @@ fn tags(map: &Map<String, Value>) -> Result<Vec<String>, String> {
 fn secret(auth: &Map<String, Value>, key: &str, kind: &str) -> Result<SecretString, String> {
     match auth.get(key) {
         Some(Value::String(s)) if !s.is_empty() => {
-            if s.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-                Err(format!("auth.{key}: must not contain line breaks or NUL"))
-            } else {
-                Ok(SecretString::new(s.clone()))
-            }
+            header_value(&format!("auth.{key}"), s)?;
+            Ok(SecretString::new(s.clone()))
         }
         Some(Value::String(_)) => Err(format!("auth.{key}: must not be empty")),
         Some(v) if !v.is_null() => Err(format!("auth.{key}: must be a string")),
@@ -461,7 +462,41 @@ fn secret(auth: &Map<String, Value>, key: &str, kind: &str) -> Result<SecretStri
     }
 }
 
-fn header_name(field_name: &str, name: &str) -> Result<String, String> {
+/// The one rule for user text that reaches storage: a NUL character (U+0000) is refused, with a
+/// reason naming the field. (Monitored content is kept as it is; this is for what users type.)
+pub fn refuse_nul(field_name: &str, value: &str) -> Result<(), String> {
+    if value.contains('\0') {
+        Err(format!(
+            "{field_name}: must not contain a NUL character (U+0000)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// An HTTP field value apidrift sends on a user's behalf (RFC 9110 `field-value`): no control
+/// characters except horizontal tab, and no DEL. `field_name` names the field in the reason; the
+/// value is never quoted (it may be a secret).
+pub fn header_value(field_name: &str, value: &str) -> Result<(), String> {
+    if value.contains('\0') {
+        return Err(format!(
+            "{field_name}: must not contain a NUL character (U+0000)"
+        ));
+    }
+    if value.contains(['\r', '\n']) {
+        return Err(format!("{field_name}: must not contain line breaks"));
+    }
+    if value.chars().any(|c| c.is_ascii_control() && c != '\t') {
+        return Err(format!(
+            "{field_name}: must not contain control characters (only tab is allowed)"
+        ));
+    }
+    Ok(())
+}
+
+/// An HTTP field name apidrift sends on a user's behalf: an RFC 9110 token that is not one of the
+/// [`RESERVED_HEADERS`].
+pub fn header_name(field_name: &str, name: &str) -> Result<String, String> {
     if name.is_empty() || !name.bytes().all(is_token_byte) {
         return Err(format!("{field_name}: not a valid header name"));
     }
@@ -565,6 +600,9 @@ fn ignore_paths(map: &Map<String, Value>) -> Result<Vec<String>, String> {
             Value::String(s) if s.len() > MAX_IGNORE_PATH_CHARS => {
                 Err(format!("ignorePaths[{i}]: longer than {MAX_IGNORE_PATH_CHARS} characters"))
             }
+            Value::String(s) if s.contains('\0') => Err(format!(
+                "ignorePaths[{i}]: must not contain a NUL character (U+0000)"
+            )),
             Value::String(s)
                 if s.starts_with('$') || s == "status" || s.starts_with("headers.") =>
             {
@@ -578,9 +616,16 @@ fn ignore_paths(map: &Map<String, Value>) -> Result<Vec<String>, String> {
 }
 
 fn headers(map: &Map<String, Value>) -> Result<Vec<ExtraHeader>, String> {
-    let Some(v) = field(map, "headers") else {
-        return Ok(Vec::new());
-    };
+    match field(map, "headers") {
+        None => Ok(Vec::new()),
+        Some(v) => request_headers(v),
+    }
+}
+
+/// The extra request headers of an endpoint (`headers`) or of a probe: an object of header names
+/// to string values, at most [`MAX_HEADERS`], each name a token that is not reserved, each value a
+/// valid field value ([`header_value`]).
+pub fn request_headers(v: &Value) -> Result<Vec<ExtraHeader>, String> {
     let Value::Object(items) = v else {
         return Err("headers: must be an object of header names to string values".into());
     };
@@ -596,11 +641,7 @@ fn headers(map: &Map<String, Value>) -> Result<Vec<ExtraHeader>, String> {
         let Value::String(value) = value else {
             return Err(format!("headers.{name}: must be a string"));
         };
-        if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-            return Err(format!(
-                "headers.{name}: must not contain line breaks or NUL"
-            ));
-        }
+        header_value(&format!("headers.{name}"), value)?;
         out.push(ExtraHeader {
             name,
             value: SecretString::new(value.clone()),
@@ -625,4 +666,33 @@ fn is_media_type(s: &str) -> bool {
         && kind.bytes().all(is_token_byte)
         && sub.bytes().all(is_token_byte)
         && !s.chars().any(|c| c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_follow_rfc_9110() {
+        assert!(header_value("h", "a\tb c~\u{e9}").is_ok());
+        for bad in ["\0", "\r", "\n", "\u{1}", "\u{b}", "\u{1f}", "\u{7f}"] {
+            let err = header_value("h", &format!("a{bad}b"))
+                .err()
+                .unwrap_or_default();
+            assert!(err.starts_with("h: must not contain"), "{bad:?}: {err}");
+            assert!(!err.contains(bad), "the value is never quoted: {err:?}");
+        }
+    }
+
+    #[test]
+    fn reserved_names_whatever_the_case() {
+        for name in RESERVED_HEADERS {
+            assert!(
+                header_name("h", &name.to_ascii_uppercase()).is_err(),
+                "{name}"
+            );
+        }
+        assert!(header_name("h", "X-Ok").is_ok());
+        assert!(header_name("h", "X Bad").is_err());
+    }
 }

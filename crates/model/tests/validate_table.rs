@@ -266,7 +266,43 @@ fn invalid_entries_name_the_field() {
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "bearer", "token": "a\r\nX-Evil: 1" } }),
-            "auth.token: must not contain line breaks or NUL",
+            "auth.token: must not contain line breaks",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "bearer", "token": "a\u{0}b" } }),
+            "auth.token: must not contain a NUL character (U+0000)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "bearer", "token": "a\u{1}b" } }),
+            "auth.token: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "custom", "header": "X-C", "value": "a\u{b}b" } }),
+            "auth.value: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "api_key", "key": "a\u{7f}b" } }),
+            "auth.key: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "basic", "username": "u", "password": "p\u{1b}" } }),
+            "auth.password: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "custom", "header": "Host", "value": "evil.example" } }),
+            "auth.header: Host is set by apidrift and cannot be overridden",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "description": "a\u{0}b" }),
+            "description: must not contain a NUL character (U+0000)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "ignorePaths": ["$.a", "$.b\u{0}"] }),
+            "ignorePaths[1]: must not contain a NUL character (U+0000)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "environment": "prod\u{0}" }),
+            "environment: must not contain control characters",
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "auth": { "type": "oauth" } }),
@@ -411,7 +447,27 @@ fn invalid_entries_name_the_field() {
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "headers": { "X-A": "a\nb" } }),
-            "headers.X-A: must not contain line breaks or NUL",
+            "headers.X-A: must not contain line breaks",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "headers": { "X-C": "a\u{1}b" } }),
+            "headers.X-C: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "headers": { "X-C": "a\u{b}b" } }),
+            "headers.X-C: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "headers": { "X-C": "a\u{7f}b" } }),
+            "headers.X-C: must not contain control characters (only tab is allowed)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "headers": { "X-C": "a\u{0}b" } }),
+            "headers.X-C: must not contain a NUL character (U+0000)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "headers": { "Upgrade": "websocket" } }),
+            "headers.Upgrade: Upgrade is set by apidrift and cannot be overridden",
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "headers": { "Content-Length": "5" } }),

@@ -509,9 +509,16 @@ impl Client {
                 }
                 let mut out = Vec::with_capacity(answers.len());
                 for ip in answers {
-                    let ip = judge(ip).map_err(|e| {
-                        FetchError::new(e.kind, format!("{name} resolves to {}", e.message))
-                    })?;
+                    let canonical = ip.to_canonical();
+                    let ip = net::check_ip(canonical, allow)
+                        .map(|()| canonical)
+                        .map_err(|e| match e {
+                            UrlError::Blocked(why) => FetchError::new(
+                                FetchErrorKind::SsrfBlocked,
+                                format!("{name} resolves to a refused address: {why}"),
+                            ),
+                            other => policy_error(other),
+                        })?;
                     if !out.contains(&ip) {
                         out.push(ip);
                     }
@@ -664,9 +671,91 @@ fn tls_cause(e: &io::Error) -> String {
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
     {
-        Some(rustls_error) => rustls_error.to_string(),
+        Some(rustls_error) => tls_reason(rustls_error),
         None => e.to_string(),
     }
+}
+
+/// A TLS failure in words a person reads: rustls renders several of its causes with `Debug`
+/// (`invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))`), which is never shown.
+pub(crate) fn tls_reason(e: &rustls::Error) -> String {
+    use rustls::{CertificateError as C, Error as E};
+    let cert = "the server's certificate";
+    match e {
+        E::InvalidCertificate(c) => match c {
+            C::BadEncoding => format!("{cert} is malformed"),
+            C::Expired | C::ExpiredContext { .. } => format!("{cert} has expired"),
+            C::NotValidYet | C::NotValidYetContext { .. } => format!("{cert} is not valid yet"),
+            C::Revoked => format!("{cert} has been revoked"),
+            C::UnknownIssuer => format!("{cert} is not issued by a trusted certificate authority"),
+            C::BadSignature => format!("{cert} has an invalid signature"),
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                format!("{cert} is not valid for this host name")
+            }
+            C::InvalidPurpose | C::InvalidPurposeContext { .. } => {
+                format!("{cert} is not meant for a TLS server")
+            }
+            // webpki's reasons arrive as `Other`, displayed as their `Debug` name.
+            C::Other(inner) => match plain_words(&inner.to_string()) {
+                sentence if sentence.starts_with("the ") || sentence.starts_with("an ") => sentence,
+                words => format!("{cert} was refused: {words}"),
+            },
+            other => format!("{cert} was refused: {}", plain_words(&format!("{other:?}"))),
+        },
+        E::NoCertificatesPresented => "the server presented no certificate".to_owned(),
+        E::AlertReceived(alert) => format!(
+            "the server ended the handshake with the alert \"{}\"",
+            plain_words(&format!("{alert:?}"))
+        ),
+        E::PeerIncompatible(_) => {
+            "the server supports no TLS version or cipher suite apidrift accepts (TLS 1.2 or newer)"
+                .to_owned()
+        }
+        E::PeerMisbehaved(_)
+        | E::InvalidMessage(_)
+        | E::InappropriateMessage { .. }
+        | E::InappropriateHandshakeMessage { .. } => {
+            "the server broke the TLS protocol (is it speaking TLS on this port?)".to_owned()
+        }
+        E::DecryptError => "a message from the server could not be decrypted".to_owned(),
+        other => format!(
+            "the TLS handshake failed: {}",
+            plain_words(&format!("{other:?}"))
+        ),
+    }
+}
+
+/// The innermost name of a `Debug` rendering, in words: `Other(OtherError(CaUsedAsEndEntity))`
+/// → `ca used as end entity`. Known certificate checks get a sentence of their own.
+fn plain_words(debug: &str) -> String {
+    let inner = debug
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty() && !matches!(*w, "Other" | "OtherError"))
+        .find(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+        .unwrap_or("unknown");
+    match inner {
+        "CaUsedAsEndEntity" => {
+            return "the server's certificate is a CA certificate used as an end-entity certificate"
+                .to_owned();
+        }
+        "EndEntityUsedAsCa" => {
+            return "an end-entity certificate is used as a CA certificate in the server's chain"
+                .to_owned();
+        }
+        "SelfSigned" => return "the server's certificate is self-signed".to_owned(),
+        _ => {}
+    }
+    let mut out = String::with_capacity(inner.len() + 8);
+    let chars: Vec<char> = inner.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
+        let prev_lower = i > 0 && chars[i - 1].is_ascii_lowercase();
+        if i > 0 && c.is_ascii_uppercase() && (prev_lower || next_lower) {
+            out.push(' ');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
 }
 
 /// Maps a hyper failure to a kind by walking its causes.
@@ -856,4 +945,177 @@ fn build_request(
     builder
         .body(Full::new(payload))
         .map_err(|e| invalid(format!("the request could not be built: {e}")))
+}
+
+/// No user-facing message of the monitor carries a Rust `Debug` rendering (issue 14).
+#[cfg(test)]
+mod wording {
+    use super::*;
+    use crate::service::ServiceError;
+    use crate::{FetchErrorKind, MonitorError};
+    use apidrift_model::validate::validate_entry;
+    use rustls::{CertificateError, Error as TlsError, OtherError};
+
+    /// Fragments only `Debug` output produces.
+    const DEBUG_MARKS: &[&str] = &[
+        "Some(",
+        "None",
+        "Other(",
+        "OtherError",
+        "{ ",
+        "::",
+        "Error(",
+    ];
+
+    fn assert_plain(text: &str) {
+        for mark in DEBUG_MARKS {
+            assert!(
+                !text.contains(mark),
+                "{mark:?} in user-facing text {text:?}"
+            );
+        }
+    }
+
+    #[derive(Debug)]
+    struct WebpkiLike(&'static str);
+
+    impl std::fmt::Display for WebpkiLike {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            // webpki's Display is its Debug.
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for WebpkiLike {}
+
+    fn tls_errors() -> Vec<TlsError> {
+        let mut all: Vec<TlsError> = [
+            CertificateError::BadEncoding,
+            CertificateError::Expired,
+            CertificateError::NotValidYet,
+            CertificateError::Revoked,
+            CertificateError::UnknownIssuer,
+            CertificateError::BadSignature,
+            CertificateError::NotValidForName,
+            CertificateError::InvalidPurpose,
+            CertificateError::UnhandledCriticalExtension,
+            CertificateError::UnknownRevocationStatus,
+        ]
+        .into_iter()
+        .map(TlsError::InvalidCertificate)
+        .collect();
+        for name in [
+            "CaUsedAsEndEntity",
+            "EndEntityUsedAsCa",
+            "UnsupportedCertVersion",
+        ] {
+            all.push(TlsError::InvalidCertificate(CertificateError::Other(
+                OtherError(std::sync::Arc::new(WebpkiLike(name))),
+            )));
+        }
+        all.extend([
+            TlsError::NoCertificatesPresented,
+            TlsError::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+            TlsError::AlertReceived(rustls::AlertDescription::ProtocolVersion),
+            TlsError::PeerIncompatible(rustls::PeerIncompatible::Tls12NotOffered),
+            TlsError::PeerMisbehaved(rustls::PeerMisbehaved::IllegalMiddleboxChangeCipherSpec),
+            TlsError::InvalidMessage(rustls::InvalidMessage::MessageTooShort),
+            TlsError::DecryptError,
+            TlsError::General("x".into()),
+            TlsError::UnsupportedNameType,
+        ]);
+        all
+    }
+
+    #[test]
+    fn tls_failures_read_as_sentences() {
+        for e in tls_errors() {
+            let text = tls_reason(&e);
+            assert_plain(&text);
+            assert!(!text.is_empty());
+        }
+        let ca = TlsError::InvalidCertificate(CertificateError::Other(OtherError(
+            std::sync::Arc::new(WebpkiLike("CaUsedAsEndEntity")),
+        )));
+        assert_eq!(
+            tls_reason(&ca),
+            "the server's certificate is a CA certificate used as an end-entity certificate"
+        );
+        assert_eq!(
+            plain_words("Other(OtherError(UnsupportedCertVersion))"),
+            "unsupported cert version"
+        );
+    }
+
+    #[test]
+    fn policy_fetch_and_pipeline_messages_are_plain() {
+        let blocked = policy_error(UrlError::Blocked("10.0.0.1 is private".into()));
+        assert!(!blocked.message.contains("resolves to refused"));
+        let mut messages = vec![
+            blocked.to_string(),
+            policy_error(UrlError::Scheme).to_string(),
+            policy_error(UrlError::Invalid("bad".into())).to_string(),
+            timeout("while reading the body").to_string(),
+        ];
+        for kind in FetchErrorKind::ALL {
+            messages.push(FetchError::new(*kind, "cause").to_string());
+        }
+        let fetch = FetchError::new(FetchErrorKind::TlsError, tls_reason(&tls_errors()[0]));
+        let id = uuid::Uuid::nil();
+        for e in [
+            MonitorError::NotFound,
+            MonitorError::NoBaseline,
+            MonitorError::QuotaExhausted { used: 3, quota: 3 },
+            MonitorError::CaptureFailed(fetch.clone()),
+            MonitorError::Endpoint("the URL is refused".into()),
+            MonitorError::Diff("too deep".into()),
+            MonitorError::Store(apidrift_store::StoreError::InvalidInput(
+                "endpoints.name must not contain a NUL character (U+0000): remove it and try again"
+                    .into(),
+            )),
+        ] {
+            messages.push(e.to_string());
+            messages.push(ServiceError::from_monitor(e, "endpoint", id).to_string());
+        }
+        for e in [
+            ServiceError::Invalid("x".into()),
+            ServiceError::not_found("endpoint", id),
+            ServiceError::TooLarge(10),
+            ServiceError::NoKey(", so credentials cannot be sealed"),
+            ServiceError::Store(apidrift_store::StoreError::NotFound),
+        ] {
+            messages.push(e.to_string());
+        }
+        for text in &messages {
+            assert_plain(text);
+        }
+    }
+
+    #[test]
+    fn validation_reasons_are_plain() {
+        let allow = apidrift_model::net::AllowList::default();
+        let url = "https://example.com/";
+        let entries = [
+            serde_json::json!(3),
+            serde_json::json!({}),
+            serde_json::json!({"name": "n"}),
+            serde_json::json!({"name": "n", "url": 3}),
+            serde_json::json!({"name": "n", "url": "http://10.0.0.1/"}),
+            serde_json::json!({"name": "n", "url": url, "method": "FETCH"}),
+            serde_json::json!({"name": "n", "url": url, "method": 3}),
+            serde_json::json!({"name": "n", "url": url, "diffMode": "x"}),
+            serde_json::json!({"name": "n", "url": url, "timeoutMs": 0}),
+            serde_json::json!({"name": "n", "url": url, "auth": {"type": "x"}}),
+            serde_json::json!({"name": "n", "url": url, "schedule": {"frequency": "x"}}),
+            serde_json::json!({"name": "n", "url": url, "headers": {"X": "\u{1}"}}),
+            serde_json::json!({"name": "n", "url": url, "headers": {"Host": "h"}}),
+            serde_json::json!({"name": "n", "url": url, "description": "\u{0}"}),
+            serde_json::json!({"name": "n", "url": url, "ignorePaths": [3]}),
+        ];
+        for entry in &entries {
+            let reason = validate_entry(entry, &allow).err().unwrap_or_default();
+            assert!(!reason.is_empty(), "{entry} is refused");
+            assert_plain(&reason);
+        }
+    }
 }

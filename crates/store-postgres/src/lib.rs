@@ -23,8 +23,8 @@
 
 mod alerts;
 mod escape;
-mod ops;
 mod lifecycle;
+mod ops;
 mod queries;
 mod rows;
 mod schema;

@@ -24,8 +24,8 @@
 //!   Unix epoch (UTC), JSON as TEXT; all sort correctly.
 
 mod alerts;
-mod ops;
 mod lifecycle;
+mod ops;
 mod queries;
 mod rows;
 mod schema;

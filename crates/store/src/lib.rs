@@ -50,8 +50,8 @@
 //!   error.
 
 pub mod alerts;
-pub mod ops;
 pub mod lifecycle;
+pub mod ops;
 pub mod rules;
 pub mod text;
 pub mod types;
@@ -64,15 +64,15 @@ pub mod testkit;
 #[cfg(feature = "testkit")]
 pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
-pub mod testkit_ops;
-#[cfg(feature = "testkit")]
 pub mod testkit_lifecycle;
+#[cfg(feature = "testkit")]
+pub mod testkit_ops;
 #[cfg(feature = "testkit")]
 pub mod testkit_text;
 
 pub use alerts::*;
-pub use ops::*;
 pub use lifecycle::*;
+pub use ops::*;
 pub use types::*;
 pub use users::*;
 

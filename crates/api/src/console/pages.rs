@@ -198,8 +198,8 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
             let mut resp = login_page(
                 StatusCode::TOO_MANY_REQUESTS,
                 Some(&format!(
-                    "Too many login attempts: try again in {} seconds.",
-                    info.retry_after
+                    "Too many login attempts: try again in {}.",
+                    crate::error::seconds(info.retry_after)
                 )),
                 &email,
             );
@@ -263,6 +263,12 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         .get("environment")
         .map(|e| e.trim().to_owned())
         .filter(|e| !e.is_empty());
+    if let Some(Err(reason)) = environment
+        .as_deref()
+        .map(|e| apidrift_model::validate::refuse_nul("environment", e))
+    {
+        return Ok(error_page(Some(&s), &ApiError::BadRequest(reason)));
+    }
     let offset = query
         .get("offset")
         .and_then(|o| o.parse::<u64>().ok())

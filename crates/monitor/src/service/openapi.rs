@@ -17,6 +17,7 @@ use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
 use apidrift_model::CreateEndpointsResponse;
+use apidrift_model::net::AllowList;
 use apidrift_model::validate;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -202,8 +203,11 @@ fn fill_path(doc: &Value, path: &str, item: &Value, op: &Value) -> Result<String
     }
 }
 
-/// Every operation of the document as a candidate.
-pub fn candidates(text: &str, doc: &Value) -> Vec<Candidate> {
+/// Every operation of the document as a candidate. A candidate is importable when the import
+/// would create it: a URL with every path parameter filled in that passes the create rules (D6,
+/// the outbound allow-list `allow` included); otherwise `reason` is the skip reason the import
+/// would give.
+pub fn candidates(text: &str, doc: &Value, allow: &AllowList) -> Vec<Candidate> {
     let base = server_url(doc);
     let mut out = Vec::new();
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
@@ -235,8 +239,13 @@ pub fn candidates(text: &str, doc: &Value) -> Vec<Candidate> {
                     )),
                 ),
             };
+            let name: String = name.chars().take(200).collect();
+            let reason = reason.or_else(|| {
+                let entry = json!({ "name": name, "url": url, "method": upper });
+                validate::validate_entry(&entry, allow).err()
+            });
             out.push(Candidate {
-                name: name.chars().take(200).collect(),
+                name,
                 method: upper,
                 path: path.clone(),
                 url,
@@ -261,7 +270,7 @@ impl Service {
         import: bool,
     ) -> Result<ParseResult, ServiceError> {
         let (text, doc) = document_of(body)?;
-        let operations = candidates(&text, &doc);
+        let operations = candidates(&text, &doc, &self.allow);
         let import = if import {
             Some(self.import(ws, &text, &operations).await?)
         } else {
@@ -351,7 +360,7 @@ paths:
     #[test]
     fn lists_operations_with_urls_examples_and_contracts() -> Result<(), ServiceError> {
         let (text, doc) = document_of(&json!({ "document": DOC }))?;
-        let c = candidates(&text, &doc);
+        let c = candidates(&text, &doc, &AllowList::default());
         assert_eq!(c.len(), 3);
         assert_eq!(c[1].name, "listUsers");
         assert_eq!(
@@ -370,6 +379,20 @@ paths:
         assert_eq!(
             c[0].reason.as_deref(),
             Some("path parameters without example values: orderId")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_private_server_is_not_importable() -> Result<(), ServiceError> {
+        let private = DOC.replace("https://{host}/v1", "http://10.0.0.1/v1");
+        let (text, doc) = document_of(&json!({ "document": private }))?;
+        let c = candidates(&text, &doc, &AllowList::default());
+        assert_eq!(c[1].name, "listUsers");
+        assert!(!c[1].importable);
+        assert_eq!(
+            c[1].reason.as_deref(),
+            Some("url: private, loopback and link-local hosts are rejected")
         );
         Ok(())
     }

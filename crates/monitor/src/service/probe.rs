@@ -7,8 +7,8 @@ use super::base::Service;
 use super::error::ServiceError;
 use crate::FetchRequest;
 use apidrift_diff::Shape;
-use apidrift_model::validate::ExtraHeader;
-use apidrift_model::{HttpMethod, SecretString};
+use apidrift_model::HttpMethod;
+use apidrift_model::validate;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
@@ -58,29 +58,19 @@ impl Service {
             None | Some("") => HttpMethod::Get,
             Some(m) => m
                 .parse::<HttpMethod>()
-                .map_err(|_| ServiceError::Invalid(format!("method: unknown method {m:?}")))?,
+                .map_err(|_| ServiceError::Invalid(format!("method: unknown method \"{m}\"")))?,
         };
         let url = self
             .client
             .check_url(request.url.trim())
             .map_err(|e| ServiceError::Invalid(format!("url: {}", e.message)))?;
-        let mut headers = Vec::new();
-        for (name, value) in request.headers.unwrap_or_default() {
-            let Some(text) = value.as_str() else {
-                return Err(ServiceError::Invalid(format!(
-                    "headers.{name}: must be a string"
-                )));
-            };
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-                return Err(ServiceError::Invalid(format!(
-                    "headers: invalid header name {name:?}"
-                )));
+        // The same header rules as an endpoint's `headers` (reserved names, field values).
+        let headers = match request.headers {
+            None => Vec::new(),
+            Some(map) => {
+                validate::request_headers(&Value::Object(map)).map_err(ServiceError::Invalid)?
             }
-            headers.push(ExtraHeader {
-                name,
-                value: SecretString::new(text),
-            });
-        }
+        };
         let mut request = FetchRequest::get(url);
         request.method = method;
         request.headers = headers;

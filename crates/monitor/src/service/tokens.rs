@@ -92,6 +92,7 @@ impl Service {
     /// it; 404 when the workspace does not exist.
     pub async fn mint_token(&self, mint: MintToken) -> Result<MintedToken, ServiceError> {
         let name = mint.name.trim().to_owned();
+        apidrift_model::validate::refuse_nul("name", &name).map_err(ServiceError::Invalid)?;
         if name.chars().count() > MAX_NAME {
             return Err(ServiceError::Invalid(format!(
                 "name: at most {MAX_NAME} characters"

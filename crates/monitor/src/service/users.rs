@@ -77,6 +77,7 @@ pub fn check_password(password: &str) -> Result<(), ServiceError> {
 pub fn check_email(text: &str) -> Result<String, ServiceError> {
     let t = text.trim();
     let ok = t.len() <= 254
+        && !t.contains(|c: char| c.is_control())
         && t.split_once('@').is_some_and(|(l, d)| {
             !l.is_empty() && !d.is_empty() && !t.contains(char::is_whitespace)
         });
@@ -144,6 +145,7 @@ impl Service {
         let missing = || ServiceError::not_found("user", id_or_email);
         let id = match Uuid::parse_str(id_or_email.trim()) {
             Ok(id) => id,
+            Err(_) if id_or_email.contains('\0') => return Err(missing()),
             Err(_) => self
                 .store
                 .find_user_by_email(id_or_email)
@@ -165,7 +167,13 @@ impl Service {
         email: &str,
         password: &str,
     ) -> Result<Option<(StoredUser, Membership)>, ServiceError> {
-        let user = self.store.find_user_by_email(email).await?;
+        // An address no user can have (a NUL or another control character, refused when users
+        // are created) is an unknown user: same answer, same time, no store lookup.
+        let user = if email.contains(|c: char| c.is_control()) {
+            None
+        } else {
+            self.store.find_user_by_email(email).await?
+        };
         let Some(user) = user else {
             let _ = verify_password(password, dummy_hash());
             return Ok(None);

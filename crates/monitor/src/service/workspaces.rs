@@ -16,6 +16,11 @@ pub fn check_name(text: &str) -> Result<String, ServiceError> {
     if name.is_empty() {
         return Err(ServiceError::Invalid("must not be empty".into()));
     }
+    if name.contains('\0') {
+        return Err(ServiceError::Invalid(
+            "must not contain a NUL character (U+0000)".into(),
+        ));
+    }
     if name.chars().count() > MAX_NAME {
         return Err(ServiceError::Invalid(format!(
             "must be at most {MAX_NAME} characters"
