@@ -12,7 +12,7 @@
 //!   [`diff_bodies`] compares two bare bodies. The JSON tree is any [`JsonNode`]: implemented for
 //!   `serde_json::Value` (for integrators) and for the crate's exact document [`Json`] (from
 //!   [`parse()`], which keeps integers of any size and `1.0` vs `1` exact).
-//! * [`Report`] holds the changes (model [`DiffChange`](apidrift_model::DiffChange); `id` = first
+//! * [`Report`] holds the changes (model [`DiffChange`]; `id` = first
 //!   16 hex digits of SHA-256 of `path + " " + type`, see [`change_id`]) in a deterministic order
 //!   (status, tracked headers, then the body in document order) and their [`Counts`];
 //!   [`Report::to_json`] writes the D16 JSON document with numbers exactly as the inputs spelled
