@@ -18,7 +18,8 @@ use utoipa_actix_web::AppExt;
 /// Every route with its methods, for 405 answers (`Allow`) on a known path.
 const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/endpoints", "GET, POST"),
-    ("/api/v1/endpoints/{id}", "GET"),
+    ("/api/v1/endpoints/{id}", "GET, PATCH, DELETE"),
+    ("/api/v1/endpoints/{id}/checks", "GET"),
     ("/api/v1/endpoints/{id}/check", "POST"),
     ("/api/v1/diffs", "GET"),
     ("/api/v1/diffs/{id}", "GET"),
@@ -29,6 +30,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("/v1/endpoints/{id}/baseline", "POST"),
     ("/v1/webhooks", "GET, POST"),
     ("/v1/webhooks/{id}", "DELETE"),
+    ("/v1/webhooks/{id}/deliveries", "GET"),
+    ("/v1/webhooks/{id}/test", "POST"),
     ("/healthz", "GET"),
     ("/readyz", "GET"),
     ("/openapi.json", "GET"),

@@ -25,6 +25,19 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// PATCH fields for which `null` means "unchanged" (they cannot be absent from an endpoint).
+const KEEP_ON_NULL: &[&str] = &[
+    "name",
+    "url",
+    "method",
+    "diffMode",
+    "timeoutMs",
+    "retries",
+    "followRedirects",
+    "auth",
+    "paused",
+];
+
 /// The fields a PATCH may carry: every create field and `paused`.
 pub const PATCH_FIELDS: &[&str] = &[
     "name",
@@ -204,14 +217,24 @@ impl Service {
                 "request body must be a JSON object".into(),
             ));
         };
+        // A field that every endpoint has (or `auth`, whose removal is `{"type":"none"}`) sent as
+        // `null` is left as it is, like an absent field; `null` clears only the optional fields
+        // (`schedule`, `description`, `requestBody`, …).
+        let patch: serde_json::Map<String, Value> = patch
+            .iter()
+            .filter(|(k, v)| !(v.is_null() && KEEP_ON_NULL.contains(&k.as_str())))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let patch = &patch;
         if let Some(unknown) = patch.keys().find(|k| !PATCH_FIELDS.contains(&k.as_str())) {
             return Err(ServiceError::Invalid(format!(
                 "{unknown}: not a field that can be changed (fields: {})",
                 PATCH_FIELDS.join(", ")
             )));
         }
+        // `null` leaves the flag as it is, like an absent field.
         let paused = match patch.get("paused") {
-            None => None,
+            None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(_) => return Err(ServiceError::Invalid("paused: must be a boolean".into())),
         };
