@@ -343,6 +343,7 @@ fn every_help_text_is_clean() -> TestResult {
         "backup",
         "baseline",
         "contract",
+        "endpoint",
         "webhook",
     ];
     let mut queue: Vec<Vec<String>> = vec![Vec::new()];
