@@ -41,7 +41,7 @@ const LOG_VARIABLES: &[(&str, &str)] = &[
     ("APIDRIFT_LOG_FORMAT", "log.format"),
 ];
 
-/// The database flags of every command that uses a database (D3); `global` within that
+/// The database flags of every command that uses a database; `global` within that
 /// command, so they may follow any of its subcommands.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct GlobalArgs {
@@ -171,7 +171,7 @@ impl Default for LimitSettings {
     }
 }
 
-/// `[worker]`: the background loops of `serve --role worker|all` (D11, D18). Durations in
+/// `[worker]`: the background loops of `serve --role worker|all`. Durations in
 /// milliseconds unless named otherwise (`APIDRIFT_WORKER__POLL_MS=…`, …).
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(default)]
@@ -188,7 +188,7 @@ pub struct WorkerSettings {
     pub grace_ms: u64,
     /// Replace every schedule's period (tests and benchmarks only; unset in production).
     pub period_override_ms: Option<u64>,
-    /// Spread a new schedule's first run over one period (D18 jitter).
+    /// Spread a new schedule's first run over one period (jitter, so an hourly fleet does not fire at once).
     pub first_run_jitter: bool,
     /// One webhook attempt's timeout (D11: 5000).
     pub delivery_timeout_ms: u64,

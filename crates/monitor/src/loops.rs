@@ -30,7 +30,7 @@ pub struct WorkerConfig {
     pub grace: Duration,
     /// Replaces every frequency's period (tests and benchmarks only).
     pub period_override: Option<Duration>,
-    /// Spread first runs over one period (D18 jitter). Off: a new schedule is due at once.
+    /// Spread first runs over one period (jitter, so an hourly fleet does not fire at once). Off: a new schedule is due at once.
     pub first_run_jitter: bool,
     /// One delivery attempt's timeout (D11: 5 s).
     pub delivery_timeout: Duration,

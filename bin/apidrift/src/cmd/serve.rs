@@ -142,7 +142,7 @@ async fn serve(
 }
 
 /// The key to serve with. On the first start against an empty database with no key configured
-/// (D2), creates the key file beside the SQLite database first.
+/// creates the key file beside the SQLite database first.
 async fn first_start_key(
     settings: &Settings,
     store: &dyn Store,
@@ -162,7 +162,7 @@ async fn first_start_key(
     }
 }
 
-/// Prints what the first start created (D2): the owner token and the console user's one-time
+/// Prints what the first start created: the owner token and the console user's one-time
 /// password, shown only now.
 fn announce(settings: &Settings, first: &FirstRun) {
     tracing::info!(workspace = %first.workspace_id, token_id = %first.token.token.id, "first start: created workspace `default` and an owner token");

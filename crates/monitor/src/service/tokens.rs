@@ -56,7 +56,7 @@ impl MintedToken {
     }
 }
 
-/// What the first start created (D2), to print once.
+/// What the first start created, to print once.
 #[derive(Debug)]
 pub struct FirstRun {
     pub workspace_id: Uuid,
