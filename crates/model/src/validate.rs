@@ -522,6 +522,15 @@ fn credential(map: &Map<String, Value>) -> Result<Credential, String> {
         Some(_) => return Err(expected()),
     };
     let kind = auth_type.as_str();
+    // The credential fields are strings whatever the type uses, as the published schema says.
+    for name in ["token", "key", "username", "password", "value", "header"] {
+        if auth
+            .get(name)
+            .is_some_and(|v| !v.is_null() && !v.is_string())
+        {
+            return Err(format!("auth.{name}: must be a string"));
+        }
+    }
     let header = |default: Option<&str>| -> Result<String, String> {
         match auth.get("header") {
             Some(Value::String(s)) => header_name("auth.header", s.trim()),

@@ -26,6 +26,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// PATCH fields for which `null` means "unchanged" (they cannot be absent from an endpoint).
+/// (`auth: null` keeps the credentials; `{"type": "none"}` drops them.)
 const KEEP_ON_NULL: &[&str] = &[
     "name",
     "url",
@@ -217,9 +218,8 @@ impl Service {
                 "request body must be a JSON object".into(),
             ));
         };
-        // A field that every endpoint has (or `auth`, whose removal is `{"type":"none"}`) sent as
-        // `null` is left as it is, like an absent field; `null` clears only the optional fields
-        // (`schedule`, `description`, `requestBody`, …).
+        // A field every endpoint has, sent as `null`, is left as it is, like an absent field;
+        // `null` clears only the optional fields (`schedule`, `description`, `requestBody`, …).
         let patch: serde_json::Map<String, Value> = patch
             .iter()
             .filter(|(k, v)| !(v.is_null() && KEEP_ON_NULL.contains(&k.as_str())))
