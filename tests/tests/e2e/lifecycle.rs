@@ -503,7 +503,7 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         "/api/v1/endpoints",
         &member,
         Some(&json!([
-        {"name": "paused", "url": up.url("/paused"), "schedule": {"frequency": "HOURLY"}},
+        {"name": "paused", "url": up.url("/paused")},
         {"name": "running", "url": up.url("/running"), "schedule": {"frequency": "HOURLY"}}])),
     )?;
     let paused_id = created["endpoints"][0]["id"]
@@ -519,7 +519,9 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         "PATCH",
         &format!("/api/v1/endpoints/{paused_id}"),
         &member,
-        Some(&json!({"paused": true})),
+        // Paused in the same request that gives it a schedule, so no run can be claimed before
+        // the pause (an endpoint created with a schedule may run at once).
+        Some(&json!({"paused": true, "schedule": {"frequency": "HOURLY"}})),
     )?;
     assert_eq!(
         (status, body["endpoint"]["paused"].as_bool()),
