@@ -1,43 +1,93 @@
-//! Response contracts (D10): the JSON schema of one operation's response, taken from an OpenAPI
-//! 3.0 or 3.1 document (JSON or YAML), with `$ref`s resolvable within the document and 3.0
-//! `nullable` translated to the 3.1 (JSON Schema 2020-12) form. A [`Contract`] is plain data (the
-//! resolved schema is a `serde_json::Value`) so that it can be stored; [`Contract::validator`]
-//! compiles it with `jsonschema` (no network or file resolvers) and
-//! [`ContractValidator::check`] reports each violation as a `contract_violation` change at the
-//! instance path, in D9 path syntax.
+//! Response contracts (D10, D21): the JSON schema of one operation's response, taken from an
+//! OpenAPI 3.0 or 3.1 document (JSON or YAML) through [`OpenApiDocument`], pruned to the schemas
+//! the response reaches and translated once to JSON Schema 2020-12. A [`Contract`] is plain data
+//! (the schema is a `serde_json::Value`) so that it can be stored; [`Contract::validator_for`]
+//! compiles it for the response's media type with `jsonschema` (no network or file resolvers)
+//! and [`ContractValidator::check`] reports each violation as a `contract_violation` change.
+//!
+//! Where a violation is reported:
+//! * at the instance path of the failing value (`$.items[3].id`); a missing required member or a
+//!   member the schema forbids at the member's own path (`$.email`);
+//! * for a failing `anyOf`/`oneOf`, at the paths of the best-matching alternative's violations
+//!   (the one whose type fits, whose `object`-like enum members match, with the fewest
+//!   violations), never at the parent with the whole value; when no alternative has the value's
+//!   type, once at the value: `expected string or object, got integer`;
+//! * each change id is the first 16 hex digits of SHA-256 of `path type keywordPath`, so two
+//!   violations at one path keep distinct ids.
+//!
+//! A `oneOf` that more than one alternative satisfies is accepted (published documents often
+//! have overlapping alternatives); `format` is an annotation, not checked.
+
+pub use crate::openapi::{OpenApiDocument, Operation, SuccessResponse, select_media_type};
 
 use crate::Options;
-use crate::node::JsonNode;
+use crate::node::{JsonNode, type_name};
+use crate::openapi::stored_media;
 use crate::path::Seg;
-use crate::report::{Emitter, Pending, Report};
+use crate::report::Report;
 use crate::rules::Rule;
+use apidrift_model::DiffChange;
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{JsonType, ValidationError};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::collections::HashSet;
 
-/// Why a contract cannot be built or compiled. Each message is one line.
+/// Why a contract cannot be built or compiled. Each message is one line and says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContractError {
-    #[error("the OpenAPI document is neither valid JSON nor valid YAML: {0}")]
+    #[error(
+        "the OpenAPI document is neither valid JSON nor valid YAML: {0}; fix the document there"
+    )]
     Document(String),
-    #[error("not an OpenAPI 3.0 or 3.1 document (`openapi` is {0})")]
+    #[error(
+        "not an OpenAPI 3.0 or 3.1 document (`openapi` is {0}); convert it to OpenAPI 3 first (e.g. with swagger2openapi)"
+    )]
     Version(String),
     #[error("invalid operation {0:?}: expected \"METHOD /path\", e.g. \"GET /users/{{id}}\"")]
     OperationSyntax(String),
-    #[error("operation {0} is not in the document")]
-    NoOperation(String),
-    #[error("operation {operation} has no response for status {status}")]
-    NoStatus { operation: String, status: String },
-    #[error("operation {0} has no 2xx response; pass a status")]
-    NoSuccess(String),
-    #[error("response {status} of {operation} has no JSON content with a schema")]
-    NoSchema { operation: String, status: String },
-    #[error("cannot resolve $ref {0:?} within the document")]
+    #[error("operation {operation} is not in the document; {hint}")]
+    NoOperation { operation: String, hint: String },
+    #[error(
+        "operation {operation} has no response for status {status} (its responses: {statuses}); pass one of those"
+    )]
+    NoStatus {
+        operation: String,
+        status: String,
+        statuses: String,
+    },
+    #[error(
+        "operation {operation} has no 2xx response (its responses: {statuses}); pass the status to check"
+    )]
+    NoSuccess { operation: String, statuses: String },
+    #[error(
+        "response {status} of {operation} has no JSON content with a schema (its media types: {media_types}); pick a response that is JSON"
+    )]
+    NoSchema {
+        operation: String,
+        status: String,
+        media_types: String,
+    },
+    #[error(
+        "response {status} of {operation} has no media type matching {wanted} (it has {media_types}); pass one of those"
+    )]
+    NoMediaType {
+        operation: String,
+        status: String,
+        wanted: String,
+        media_types: String,
+    },
+    #[error("cannot resolve $ref {0} within the document; fix the reference")]
     Ref(String),
-    #[error("invalid response schema: {0}")]
+    #[error(
+        "the $ref {reference:?} at {at} points into another file or URL; bundle the document first (e.g. `redocly bundle openapi.yaml -o bundled.yaml`) so that every $ref stays within it"
+    )]
+    ExternalRef { reference: String, at: String },
+    #[error("invalid response schema: {0}; fix the schema in the document")]
     Schema(String),
 }
 
-/// A response contract: which operation and status, and the resolved JSON schema.
+/// A response contract: which operation and status, and the pruned, translated JSON schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Contract {
@@ -47,30 +97,31 @@ pub struct Contract {
     pub path: String,
     /// The response key used (`200`, `2XX` or `default`).
     pub status: String,
-    /// A JSON Schema 2020-12 document: the response schema, plus the parts of the OpenAPI
-    /// document its `$ref`s point into (e.g. `components`).
+    /// A JSON Schema 2020-12 document: `$ref` to the default media type's schema, the schemas
+    /// the response reaches at their places in the OpenAPI document, and `x-apidrift` naming the
+    /// media types (see [`crate::openapi`]). A schema stored before media types were kept (no
+    /// `x-apidrift`) is the response schema itself.
     pub schema: Value,
 }
 
-/// A compiled contract.
+/// A compiled contract, for one media type.
 pub struct ContractValidator {
     validator: jsonschema::Validator,
+    media_type: Option<String>,
 }
 
 impl std::fmt::Debug for ContractValidator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ContractValidator")
+        f.debug_struct("ContractValidator")
+            .field("media_type", &self.media_type)
+            .finish_non_exhaustive()
     }
 }
 
-/// Parses an OpenAPI document written in JSON or YAML.
+/// Parses an OpenAPI document written in JSON or YAML into a `serde_json::Value` (no version
+/// check; [`OpenApiDocument::parse`] checks it).
 pub fn parse_openapi(text: &str) -> Result<Value, ContractError> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') {
-        return serde_json::from_str(text).map_err(|e| ContractError::Document(e.to_string()));
-    }
-    serde_yaml_ng::from_str::<Value>(text)
-        .map_err(|e| ContractError::Document(e.to_string().lines().next().unwrap_or("").to_owned()))
+    crate::openapi::parse_document(text.as_bytes())
 }
 
 /// Splits `GET /users/{id}` into (`GET`, `/users/{id}`).
@@ -89,56 +140,17 @@ pub fn parse_operation(operation: &str) -> Result<(String, String), ContractErro
     Ok((method, path.to_owned()))
 }
 
-/// `/users/{id}` and `/users/{userId}` are the same template.
-fn template_shape(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut in_param = false;
-    for ch in path.trim_end_matches('/').chars() {
-        match ch {
-            '{' => {
-                in_param = true;
-                out.push_str("{}");
-            }
-            '}' => in_param = false,
-            c if !in_param => out.push(c),
-            _ => {}
-        }
-    }
-    out
-}
-
-fn pointer_get<'v>(doc: &'v Value, reference: &str) -> Option<&'v Value> {
-    let pointer = reference.strip_prefix('#')?;
-    doc.pointer(pointer)
-}
-
-/// Follows `$ref`s of OpenAPI objects (responses, media types) within the document.
-fn deref<'v>(doc: &'v Value, mut value: &'v Value) -> Result<&'v Value, ContractError> {
-    for _ in 0..32 {
-        match value.get("$ref").and_then(Value::as_str) {
-            Some(r) => {
-                value = pointer_get(doc, r).ok_or_else(|| ContractError::Ref(r.to_owned()))?
-            }
-            None => return Ok(value),
-        }
-    }
-    Err(ContractError::Ref("(a cycle of references)".into()))
-}
-
-fn is_json_content(media: &str) -> bool {
-    crate::engine::is_json_media_type(media)
-}
-
 impl Contract {
-    /// Builds the contract of `operation` (`GET /users/{id}`) for `status` (default: the
-    /// operation's `200`, else its first 2xx response) from an OpenAPI document.
+    /// Parses a document and builds the contract of `operation` (`GET /users/{id}`) for
+    /// `status` (default: the operation's `200`, else its first 2xx response). To build several
+    /// contracts, parse once with [`OpenApiDocument::parse`] and call
+    /// [`OpenApiDocument::contract`].
     pub fn from_openapi(
         document: &str,
         operation: &str,
         status: Option<u16>,
     ) -> Result<Contract, ContractError> {
-        let doc = parse_openapi(document)?;
-        Self::from_document(&doc, operation, status)
+        OpenApiDocument::parse(document.as_bytes())?.contract(operation, status, None)
     }
 
     /// As [`Contract::from_openapi`], from a parsed document.
@@ -147,139 +159,59 @@ impl Contract {
         operation: &str,
         status: Option<u16>,
     ) -> Result<Contract, ContractError> {
-        let version = doc.get("openapi").and_then(Value::as_str).unwrap_or("");
-        let v30 = version.starts_with("3.0");
-        if !(v30 || version.starts_with("3.1")) {
-            let shown = doc
-                .get("openapi")
-                .map_or_else(|| "missing".to_owned(), Value::to_string);
-            return Err(ContractError::Version(shown));
-        }
-        let (method, path) = parse_operation(operation)?;
-        let label = format!("{method} {path}");
-        let no_op = || ContractError::NoOperation(label.clone());
-        let paths = doc
-            .get("paths")
-            .and_then(Value::as_object)
-            .ok_or_else(no_op)?;
-        let wanted = template_shape(&path);
-        let (path_key, item) = paths
-            .get_key_value(&path)
-            .or_else(|| paths.iter().find(|(k, _)| template_shape(k) == wanted))
-            .ok_or_else(no_op)?;
-        let item = deref(doc, item)?;
-        let op = item.get(method.to_ascii_lowercase()).ok_or_else(no_op)?;
-        let responses = op
-            .get("responses")
-            .and_then(Value::as_object)
-            .ok_or_else(|| ContractError::NoSuccess(label.clone()))?;
-        let status_key = match status {
-            Some(s) => {
-                let exact = s.to_string();
-                let range = format!("{}XX", s / 100);
-                [
-                    exact.clone(),
-                    range.clone(),
-                    range.to_ascii_lowercase(),
-                    "default".into(),
-                ]
-                .into_iter()
-                .find(|k| responses.contains_key(k))
-                .ok_or(ContractError::NoStatus {
-                    operation: label.clone(),
-                    status: exact,
-                })?
-            }
-            None => {
-                let mut keys: Vec<&String> = responses.keys().collect();
-                keys.sort();
-                keys.iter()
-                    .find(|k| k.as_str() == "200")
-                    .or_else(|| {
-                        keys.iter().find(|k| {
-                            k.len() == 3
-                                && k.starts_with('2')
-                                && k.bytes().all(|b| b.is_ascii_digit())
-                        })
-                    })
-                    .or_else(|| keys.iter().find(|k| k.eq_ignore_ascii_case("2XX")))
-                    .map(|k| (*k).clone())
-                    .ok_or_else(|| ContractError::NoSuccess(label.clone()))?
-            }
-        };
-        let no_schema = || ContractError::NoSchema {
-            operation: label.clone(),
-            status: status_key.clone(),
-        };
-        let response = deref(doc, &responses[&status_key])?;
-        let content = response
-            .get("content")
-            .and_then(Value::as_object)
-            .ok_or_else(no_schema)?;
-        let media = content
-            .iter()
-            .find(|(k, _)| is_json_content(k))
-            .map(|(_, v)| v)
-            .ok_or_else(no_schema)?;
-        let schema = deref_media(doc, media)?
-            .get("schema")
-            .ok_or_else(no_schema)?;
-
-        let mut schema = schema.clone();
-        if v30 {
-            translate_30(&mut schema, 0);
-        }
-        // Bring along the top-level parts of the document that references point into.
-        let mut tops: Vec<String> = Vec::new();
-        collect_ref_tops(&schema, &mut tops);
-        let mut i = 0;
-        while i < tops.len() {
-            if let Some(part) = doc.get(&tops[i]) {
-                collect_ref_tops(part, &mut tops);
-            }
-            i += 1;
-        }
-        let mut root = match schema {
-            Value::Object(m) => m,
-            Value::Bool(true) => Map::new(),
-            other => {
-                let mut m = Map::new();
-                m.insert("allOf".into(), Value::Array(vec![other]));
-                m
-            }
-        };
-        for top in &tops {
-            let mut part = doc
-                .get(top)
-                .ok_or_else(|| ContractError::Ref(format!("#/{top}")))?
-                .clone();
-            if root.contains_key(top) {
-                return Err(ContractError::Schema(format!(
-                    "the response schema has a `{top}` member that references also point into"
-                )));
-            }
-            if v30 {
-                translate_30(&mut part, 0);
-            }
-            root.insert(top.clone(), part);
-        }
-        let schema = Value::Object(root);
-        let contract = Contract {
-            method,
-            path: path_key.clone(),
-            status: status_key,
-            schema,
-        };
-        contract.validator()?;
-        Ok(contract)
+        crate::openapi::View::of(doc)?.contract(operation, status, None)
     }
 
-    /// Compiles the schema (JSON Schema 2020-12; references within the schema only).
+    /// Compiles the schema for its default media type.
     pub fn validator(&self) -> Result<ContractValidator, ContractError> {
-        let validator = jsonschema::draft202012::options()
-            .build(&self.schema)
-            .map_err(|e| ContractError::Schema(one_line(&e.to_string(), 300)))?;
-        Ok(ContractValidator { validator })
+        let media = stored_media(&self.schema).map(|(d, _)| d.to_owned());
+        compile(&self.schema, media)
+    }
+
+    /// Compiles the schema for a response of this content type: the media type that
+    /// [`select_media_type`] picks among the contract's, else the default one.
+    pub fn validator_for(
+        &self,
+        content_type: Option<&str>,
+    ) -> Result<ContractValidator, ContractError> {
+        let chosen = content_type.and_then(|ct| self.select_media_type(ct));
+        let Some((default, list)) = stored_media(&self.schema) else {
+            return self.validator();
+        };
+        match chosen {
+            Some(name) if name != default => {
+                let pointer = list
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, p)| (*p).to_owned())
+                    .ok_or_else(|| ContractError::Schema(format!("no schema for {name}")))?;
+                let mut schema = self.schema.clone();
+                if let Some(root) = schema.as_object_mut() {
+                    root.insert("$ref".into(), Value::String(pointer));
+                }
+                compile(&schema, Some(name))
+            }
+            _ => self.validator(),
+        }
+    }
+
+    /// The media types the contract holds (empty for a contract stored without them).
+    pub fn media_types(&self) -> Vec<String> {
+        stored_media(&self.schema)
+            .map(|(_, list)| list.iter().map(|(n, _)| (*n).to_owned()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The media type used when the response's is unknown.
+    pub fn media_type(&self) -> Option<String> {
+        stored_media(&self.schema).map(|(d, _)| d.to_owned())
+    }
+
+    /// The contract's media type a response of type `wanted` is checked against (exact, same
+    /// `+json` family, `application/json`, wildcard), if any.
+    pub fn select_media_type(&self, wanted: &str) -> Option<String> {
+        let names = self.media_types();
+        select_media_type(&names, wanted).and_then(|i| names.get(i).cloned())
     }
 
     /// `GET /users/{id}`.
@@ -288,87 +220,15 @@ impl Contract {
     }
 }
 
-fn deref_media<'v>(doc: &'v Value, media: &'v Value) -> Result<&'v Value, ContractError> {
-    deref(doc, media)
-}
-
-fn collect_ref_tops(value: &Value, tops: &mut Vec<String>) {
-    match value {
-        Value::Object(m) => {
-            for (k, v) in m {
-                if k == "$ref"
-                    && let Some(r) = v.as_str()
-                    && let Some(rest) = r.strip_prefix("#/")
-                {
-                    let top = rest
-                        .split('/')
-                        .next()
-                        .unwrap_or("")
-                        .replace("~1", "/")
-                        .replace("~0", "~");
-                    if !top.is_empty() && !tops.contains(&top) {
-                        tops.push(top);
-                    }
-                } else {
-                    collect_ref_tops(v, tops);
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_ref_tops(v, tops)),
-        _ => {}
-    }
-}
-
-/// OpenAPI 3.0 → JSON Schema 2020-12: `nullable: true` adds `null` to `type` (and to `enum`);
-/// boolean `exclusiveMinimum`/`exclusiveMaximum` become numbers; siblings of `$ref` are ignored.
-fn translate_30(value: &mut Value, depth: usize) {
-    if depth > 200 {
-        return;
-    }
-    match value {
-        Value::Object(m) => {
-            if m.contains_key("$ref") && m.len() > 1 {
-                m.retain(|k, _| k == "$ref");
-                return;
-            }
-            if m.remove("nullable") == Some(Value::Bool(true)) {
-                match m.get_mut("type") {
-                    Some(Value::String(t)) => {
-                        let t = std::mem::take(t);
-                        m.insert(
-                            "type".into(),
-                            Value::Array(vec![Value::String(t), "null".into()]),
-                        );
-                    }
-                    Some(Value::Array(ts)) if !ts.contains(&Value::from("null")) => {
-                        ts.push("null".into());
-                    }
-                    _ => {}
-                }
-                if let Some(Value::Array(values)) = m.get_mut("enum")
-                    && !values.contains(&Value::Null)
-                {
-                    values.push(Value::Null);
-                }
-            }
-            for (flag, bound) in [
-                ("exclusiveMinimum", "minimum"),
-                ("exclusiveMaximum", "maximum"),
-            ] {
-                if let Some(Value::Bool(on)) = m.get(flag).cloned() {
-                    m.remove(flag);
-                    if on && let Some(b) = m.remove(bound) {
-                        m.insert(flag.into(), b);
-                    }
-                }
-            }
-            for v in m.values_mut() {
-                translate_30(v, depth + 1);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| translate_30(v, depth + 1)),
-        _ => {}
-    }
+fn compile(schema: &Value, media_type: Option<String>) -> Result<ContractValidator, ContractError> {
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .map_err(|e| ContractError::Schema(one_line(&e.to_string(), 300)))?;
+    Ok(ContractValidator {
+        validator,
+        media_type,
+    })
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -382,53 +242,328 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// One violation before it has a rendered path.
+#[derive(Debug)]
+struct Violation {
+    /// The instance location (JSON pointer).
+    pointer: String,
+    /// A member of that object the violation is about (missing or forbidden).
+    member: Option<String>,
+    /// The schema keyword location (JSON pointer), with the member appended.
+    keyword: String,
+    message: String,
+    /// The value's type is not one the schema allows: the expected types.
+    expected: Option<Vec<String>>,
+    /// An `enum` or `const` mismatch.
+    value_mismatch: bool,
+}
+
 impl ContractValidator {
-    /// Validates a response body; each violation is a `contract_violation`/breaking change at
-    /// the instance path (positional segments for arrays), filtered by `options.ignore`.
+    /// The media type this validator checks (`None` for a contract stored without them).
+    pub fn media_type(&self) -> Option<&str> {
+        self.media_type.as_deref()
+    }
+
+    /// True when the body satisfies the contract.
+    pub fn is_valid(&self, body: &Value) -> bool {
+        self.validator.is_valid(body)
+    }
+
+    /// Validates a response body; each violation is a `contract_violation`/breaking change (see
+    /// the module documentation for where), filtered by `options.ignore`.
     pub fn check(&self, body: &Value, options: &Options) -> Report {
-        let mut em = Emitter::new(options);
+        let mut found = Vec::new();
         for error in self.validator.iter_errors(body) {
-            let location = error.instance_path();
-            let mut owned: Vec<OwnedSeg> = Vec::new();
-            let mut at = Some(body);
-            for raw in location.as_str().split('/').skip(1) {
-                let key = raw.replace("~1", "/").replace("~0", "~");
-                match at {
-                    Some(Value::Array(items)) if key.parse::<usize>().is_ok() => {
-                        let i = key.parse::<usize>().unwrap_or(0);
-                        at = items.get(i);
-                        owned.push(OwnedSeg::Index(i));
-                    }
-                    Some(v) => {
-                        at = v.get(&key);
-                        owned.push(OwnedSeg::Key(key));
-                    }
-                    None => owned.push(OwnedSeg::Key(key)),
-                }
-            }
-            let segs: Vec<Seg<'_>> = owned
+            collect(&error, &mut found, 0);
+        }
+        let rule = Rule::ContractViolation;
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut changes = Vec::new();
+        for v in found {
+            let (segs, at) = segments(body, &v.pointer, v.member.as_deref());
+            let borrowed: Vec<Seg<'_>> = segs
                 .iter()
                 .map(|s| match s {
                     OwnedSeg::Key(k) => Seg::Key(k),
                     OwnedSeg::Index(i) => Seg::Index(*i),
                 })
                 .collect();
-            let message = one_line(&error.to_string(), 300);
-            let pending = Pending::new(Rule::ContractViolation, message)
-                .types(None, at.map(|v| v.json_type().as_str().to_owned()));
-            let pending = match at.and_then(JsonNode::leaf_value) {
-                Some(leaf) => pending.values(None, Some(leaf)),
-                None => pending,
-            };
-            em.body(&segs, None, pending);
+            if options
+                .ignore
+                .iter()
+                .any(|p| p.matches_body(&borrowed, None))
+            {
+                continue;
+            }
+            let path = crate::path::render(&borrowed, None);
+            if !seen.insert((path.clone(), v.keyword.clone())) {
+                continue;
+            }
+            let id = violation_id(&path, &v.keyword);
+            changes.push(DiffChange {
+                id,
+                path,
+                change_type: rule.change_type(),
+                severity: rule.severity(),
+                message: v.message,
+                old_value: None,
+                new_value: at.and_then(JsonNode::leaf_value).map(|(value, _)| value),
+                old_type: None,
+                new_type: at.map(|value| type_name(value).to_owned()),
+            });
         }
-        em.finish()
+        Report::from_changes(changes)
     }
+}
+
+/// The change id of a violation: the first 16 hex digits of SHA-256 of
+/// `path + " contract_violation " + keywordPath`.
+pub fn violation_id(path: &str, keyword_path: &str) -> String {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(path.as_bytes());
+    ctx.update(b" ");
+    ctx.update(Rule::ContractViolation.change_type().as_str().as_bytes());
+    ctx.update(b" ");
+    ctx.update(keyword_path.as_bytes());
+    let digest = ctx.finish();
+    digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 enum OwnedSeg {
     Key(String),
     Index(usize),
+}
+
+/// The body path of a JSON pointer (plus a member), and the value there if any.
+fn segments<'b>(
+    body: &'b Value,
+    pointer: &str,
+    member: Option<&str>,
+) -> (Vec<OwnedSeg>, Option<&'b Value>) {
+    let mut owned = Vec::new();
+    let mut at = Some(body);
+    let raw = pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"));
+    for key in raw.chain(member.map(str::to_owned)) {
+        match at {
+            Some(Value::Array(items)) if key.parse::<usize>().is_ok() => {
+                let i = key.parse::<usize>().unwrap_or(0);
+                at = items.get(i);
+                owned.push(OwnedSeg::Index(i));
+            }
+            Some(v) => {
+                at = v.get(&key);
+                owned.push(OwnedSeg::Key(key));
+            }
+            None => owned.push(OwnedSeg::Key(key)),
+        }
+    }
+    (owned, at)
+}
+
+const MAX_BRANCH_DEPTH: usize = 64;
+
+/// Turns one validation error into violations, choosing the best alternative of a failing
+/// `anyOf`/`oneOf`.
+fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>, depth: usize) {
+    let pointer = error.instance_path().as_str().to_owned();
+    let keyword = error.schema_path().as_str().to_owned();
+    let plain = |message: String| Violation {
+        pointer: pointer.clone(),
+        member: None,
+        keyword: keyword.clone(),
+        message,
+        expected: None,
+        value_mismatch: false,
+    };
+    match error.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context }
+            if depth < MAX_BRANCH_DEPTH =>
+        {
+            let mut best: Option<((bool, usize, usize), Vec<Violation>)> = None;
+            let mut expected: Vec<String> = Vec::new();
+            for branch in context {
+                let mut found = Vec::new();
+                for e in branch {
+                    collect(e, &mut found, depth + 1);
+                }
+                let mut type_miss = false;
+                for v in &found {
+                    if v.pointer == pointer && v.member.is_none() {
+                        if let Some(types) = &v.expected {
+                            type_miss = true;
+                            for t in types {
+                                if !expected.contains(t) {
+                                    expected.push(t.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+                let discriminator = found
+                    .iter()
+                    .filter(|v| v.value_mismatch && is_child(&v.pointer, &pointer))
+                    .count();
+                let score = (type_miss, discriminator, found.len());
+                if best.as_ref().is_none_or(|(s, _)| score < *s) {
+                    best = Some((score, found));
+                }
+            }
+            match best {
+                Some(((false, _, _), found)) if !found.is_empty() => out.extend(found),
+                _ => {
+                    let message = if expected.is_empty() {
+                        format!(
+                            "matches none of the {} alternatives",
+                            context.len().max(1)
+                        )
+                    } else {
+                        format!(
+                            "expected {}, got {}",
+                            or_list(&expected),
+                            type_name(error.instance().as_ref())
+                        )
+                    };
+                    out.push(Violation {
+                        expected: Some(expected),
+                        ..plain(message)
+                    });
+                }
+            }
+        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => {}
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_owned);
+            out.push(Violation {
+                member: Some(name.clone()),
+                keyword: format!("{keyword}/{}", escape(&name)),
+                ..plain("required member is missing".into())
+            });
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            for name in unexpected {
+                out.push(Violation {
+                    member: Some(name.clone()),
+                    keyword: format!("{keyword}/{}", escape(name)),
+                    ..plain(format!(
+                        "member not allowed by the contract ({})",
+                        error.kind().keyword()
+                    ))
+                });
+            }
+        }
+        ValidationErrorKind::Type { kind } => {
+            let types: Vec<String> = match kind {
+                TypeKind::Single(t) => vec![json_type(*t)],
+                TypeKind::Multiple(set) => set.iter().map(json_type).collect(),
+            };
+            let message = format!(
+                "expected {}, got {}",
+                or_list(&types),
+                type_name(error.instance().as_ref())
+            );
+            out.push(Violation {
+                expected: Some(types),
+                ..plain(message)
+            });
+        }
+        ValidationErrorKind::Enum { .. } | ValidationErrorKind::Constant { .. } => {
+            out.push(Violation {
+                value_mismatch: true,
+                ..plain(message_of(error))
+            });
+        }
+        _ => out.push(plain(message_of(error))),
+    }
+}
+
+fn json_type(t: JsonType) -> String {
+    t.to_string()
+}
+
+fn is_child(pointer: &str, parent: &str) -> bool {
+    pointer
+        .strip_prefix(parent)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|rest| !rest.contains('/'))
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// A short value from the schema (an enum member, a limit) for a message.
+fn short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() <= 40 {
+        text
+    } else {
+        let mut t: String = text.chars().take(37).collect();
+        t.push_str("...");
+        t
+    }
+}
+
+/// A one-line message that never repeats the response's value (the change carries leaf values).
+fn message_of(error: &ValidationError<'_>) -> String {
+    use ValidationErrorKind as K;
+    match error.kind() {
+        K::Enum { options } => {
+            let list = options.as_array().map(Vec::as_slice).unwrap_or_default();
+            let shown: Vec<String> = list.iter().take(3).map(short).collect();
+            if list.len() > 3 {
+                format!(
+                    "not one of the {} allowed values ({}, …)",
+                    list.len(),
+                    shown.join(", ")
+                )
+            } else {
+                format!("not one of the allowed values ({})", shown.join(", "))
+            }
+        }
+        K::Constant { expected_value } => format!("expected {}", short(expected_value)),
+        K::Minimum { limit } => format!("less than the minimum {limit}"),
+        K::Maximum { limit } => format!("greater than the maximum {limit}"),
+        K::ExclusiveMinimum { limit } => format!("not greater than {limit}"),
+        K::ExclusiveMaximum { limit } => format!("not less than {limit}"),
+        K::MinLength { limit } => format!("shorter than {limit} characters"),
+        K::MaxLength { limit } => format!("longer than {limit} characters"),
+        K::MinItems { limit } => format!("fewer than {limit} items"),
+        K::MaxItems { limit } => format!("more than {limit} items"),
+        K::MinProperties { limit } => format!("fewer than {limit} members"),
+        K::MaxProperties { limit } => format!("more than {limit} members"),
+        K::Pattern { pattern } => format!(
+            "does not match the pattern {}",
+            short(&Value::String(pattern.clone()))
+        ),
+        K::Format { format } => format!("not a valid {format}"),
+        K::MultipleOf { multiple_of } => format!("not a multiple of {multiple_of}"),
+        K::UniqueItems => "items are not unique".into(),
+        K::Not { .. } => "matches a schema it must not match (not)".into(),
+        K::FalseSchema => "no value is allowed here".into(),
+        K::Contains => "no item matches the `contains` schema".into(),
+        K::AdditionalItems { limit } => format!("more than the {limit} items the schema allows"),
+        K::UnevaluatedItems { .. } => "items not allowed by the contract (unevaluatedItems)".into(),
+        K::PropertyNames { .. } => "a member name is not allowed (propertyNames)".into(),
+        _ => one_line(&error.masked().to_string(), 160),
+    }
 }
 
 #[cfg(test)]
@@ -488,7 +623,7 @@ components:
         let report = v.check(&bad, &Options::default());
         let mut paths: Vec<&str> = report.changes.iter().map(|c| c.path.as_str()).collect();
         paths.sort();
-        assert_eq!(paths, vec!["$.age", "$.friend", "$.id", "$.tags[1]"]);
+        assert_eq!(paths, vec!["$.age", "$.friend.email", "$.id", "$.tags[1]"]);
         assert!(
             report
                 .changes

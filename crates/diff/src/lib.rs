@@ -40,6 +40,7 @@ pub mod contract;
 mod engine;
 mod node;
 mod number;
+pub mod openapi;
 mod parse;
 mod path;
 mod pattern;

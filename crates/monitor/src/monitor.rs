@@ -643,7 +643,7 @@ impl Monitor {
             schema: contract.schema.clone(),
         };
         let validator = c
-            .validator()
+            .validator_for(captured.content_type.as_deref())
             .map_err(|e| MonitorError::Contract(e.to_string()))?;
         Ok(validator.check(&body, options))
     }
