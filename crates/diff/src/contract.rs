@@ -712,3 +712,7 @@ components:
         assert!(!err(remote, "GET /a", None).is_empty());
     }
 }
+
+#[cfg(test)]
+#[path = "contract_d21_tests.rs"]
+mod d21_tests;

@@ -191,3 +191,63 @@ fn every_stripe_fixture_satisfies_its_operations_and_breakage_is_caught_at_its_p
     assert_eq!(broken_checked, broken_done.len());
     Ok(())
 }
+
+/// Every example a 3.1 document gives for a JSON success response (`example`, or each of
+/// `examples`) satisfies that response's contract, and a contract keeps only what it reaches.
+#[test]
+fn the_31_documents_own_examples_satisfy_their_contracts() -> R {
+    let Some(dir) = realworld() else {
+        return Ok(());
+    };
+    for file in ["train-travel-3.1.yaml", "museum-3.1.yaml"] {
+        let bytes = std::fs::read(dir.join(file))?;
+        let doc = OpenApiDocument::parse(&bytes)?;
+        assert!(doc.version().starts_with("3.1"), "{file}");
+        let all_schemas = doc.value()["components"]["schemas"]
+            .as_object()
+            .map_or(0, Map::len);
+        let mut checked = 0usize;
+        for op in doc.operations() {
+            for response in &op.responses {
+                for media in &response.contract_media_types {
+                    let status: u16 = response.status.parse()?;
+                    let contract = doc.contract(&op.label(), Some(status), Some(media))?;
+                    let kept = contract.schema["components"]["schemas"]
+                        .as_object()
+                        .map_or(0, Map::len);
+                    assert!(kept < all_schemas, "{file} {}: {kept} schemas kept", op.label());
+                    let validator = contract.validator()?;
+                    let object = &doc.value()["paths"][&op.path][op.method.to_ascii_lowercase()]
+                        ["responses"][&response.status]["content"][media];
+                    let mut examples: Vec<&Value> = object.get("example").into_iter().collect();
+                    if let Some(map) = object.get("examples").and_then(Value::as_object) {
+                        for e in map.values() {
+                            // An example may be a `$ref` to `#/components/examples/…`.
+                            let e = match e.get("$ref").and_then(Value::as_str) {
+                                Some(r) => doc
+                                    .value()
+                                    .pointer(r.trim_start_matches('#'))
+                                    .ok_or_else(|| format!("{file}: {r}"))?,
+                                None => e,
+                            };
+                            examples.extend(e.get("value"));
+                        }
+                    }
+                    for example in examples {
+                        let report = validator.check(example, &Options::default());
+                        assert!(
+                            report.changes.is_empty(),
+                            "{file} {} {media}: {:?}",
+                            op.label(),
+                            report.changes
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        println!("{file}: {checked} examples checked");
+        assert!(checked > 0, "{file}: no example checked");
+    }
+    Ok(())
+}
