@@ -125,7 +125,8 @@ enum Command {
     /// Compare two responses (snapshot or JSON files, `-` for stdin); exit 1 when a change
     /// reaches --fail-on (the offline CI gate).
     Diff(cmd::diff::DiffArgs),
-    /// Check a response against an OpenAPI response contract; exit 1 on a violation.
+    /// Check responses against an OpenAPI response contract (one parse of the document for
+    /// all of them); exit 1 on a violation.
     Validate(cmd::validate::ValidateArgs),
     /// Capture an endpoint's baseline now (fetches it through the SSRF-safe client).
     Baseline(DbGroup<cmd::baseline::BaselineCommand>),

@@ -9,10 +9,11 @@ use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args
+    let path = args.next().ok_or("usage: contracts DOCUMENT [METHOD]")?;
+    let method = args
         .next()
-        .ok_or("usage: contracts DOCUMENT [METHOD]")?;
-    let method = args.next().unwrap_or_else(|| "GET".into()).to_ascii_uppercase();
+        .unwrap_or_else(|| "GET".into())
+        .to_ascii_uppercase();
     let bytes = std::fs::read(&path)?;
     let json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
 
@@ -36,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let mut contracts = Vec::new();
     let mut refused = 0usize;
-    for op in ops.iter().filter(|o| o.method == method && o.has_json_schema()) {
+    for op in ops
+        .iter()
+        .filter(|o| o.method == method && o.has_json_schema())
+    {
         match doc.contract(&op.label(), None, None) {
             Ok(c) => contracts.push(c),
             Err(e) => {
@@ -48,7 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let build = t.elapsed();
     // Again: every schema translated and proven by now.
     let t = Instant::now();
-    for op in ops.iter().filter(|o| o.method == method && o.has_json_schema()) {
+    for op in ops
+        .iter()
+        .filter(|o| o.method == method && o.has_json_schema())
+    {
         let _ = doc.contract(&op.label(), None, None);
     }
     let rebuild = t.elapsed();

@@ -417,11 +417,10 @@ fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>, depth: usize) 
             match best {
                 Some(((false, _, _), found)) if !found.is_empty() => out.extend(found),
                 _ => {
+                    // `null` last: "expected string, object or null".
+                    expected.sort_by_key(|t| t == "null");
                     let message = if expected.is_empty() {
-                        format!(
-                            "matches none of the {} alternatives",
-                            context.len().max(1)
-                        )
+                        format!("matches none of the {} alternatives", context.len().max(1))
                     } else {
                         format!(
                             "expected {}, got {}",

@@ -142,7 +142,11 @@ fn nullable_30_admits_null_beside_every_construct() -> R {
         "items": []
     });
     assert_eq!(paths(&v.check(&full, &o)), Vec::<&str>::new());
-    assert!(v.check(&with(order(), "customer", json!("cus_1")), &o).changes.is_empty());
+    assert!(
+        v.check(&with(order(), "customer", json!("cus_1")), &o)
+            .changes
+            .is_empty()
+    );
     Ok(())
 }
 
@@ -167,12 +171,16 @@ fn nullable_30_failures_are_reported_inside_the_value() -> R {
     assert_eq!(paths(&r), vec!["$.customer"]);
     assert_eq!(
         r.changes[0].message,
-        "expected null, string or object, got integer"
+        "expected string, object or null, got integer"
     );
     // enum with and without type.
     let r = v.check(&with(order(), "status", json!("void")), &o);
     assert_eq!(paths(&r), vec!["$.status"]);
-    assert!(r.changes[0].message.contains("not one of the allowed values"));
+    assert!(
+        r.changes[0]
+            .message
+            .contains("not one of the allowed values")
+    );
     let r = v.check(&with(order(), "note", json!("other")), &o);
     assert_eq!(paths(&r), vec!["$.note"]);
     // Without nullable, null is refused (allOf).
@@ -219,8 +227,14 @@ fn violations_at_one_path_keep_distinct_ids() -> R {
     let ids: HashSet<&str> = r.changes.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), 7);
     // Two keywords failing at one path: one path, two ids.
-    let r = v.check(&with(order(), "items", json!([{"id": 1, "quantity": 0.5}])), &o);
-    assert_eq!(paths(&r), vec!["$.items[0].quantity", "$.items[0].quantity"]);
+    let r = v.check(
+        &with(order(), "items", json!([{"id": 1, "quantity": 0.5}])),
+        &o,
+    );
+    assert_eq!(
+        paths(&r),
+        vec!["$.items[0].quantity", "$.items[0].quantity"]
+    );
     assert_ne!(r.changes[0].id, r.changes[1].id);
     let schema = json!({
         "openapi": "3.1.0",
@@ -237,13 +251,21 @@ fn violations_at_one_path_keep_distinct_ids() -> R {
     let again = c.validator()?.check(&json!({"code": "A1"}), &o);
     assert_eq!(r.changes[0].id, again.changes[0].id);
     assert_eq!(r.changes[0].id.len(), 16);
-    assert_ne!(r.changes[0].id, crate::change_id("$.code", r.changes[0].change_type));
+    assert_ne!(
+        r.changes[0].id,
+        crate::change_id("$.code", r.changes[0].change_type)
+    );
     // Ignore patterns apply to the member paths.
     let ignore = Options {
         ignore: vec![IgnorePattern::parse("$.code")?],
         ..Options::default()
     };
-    assert!(c.validator()?.check(&json!({"code": "A1"}), &ignore).changes.is_empty());
+    assert!(
+        c.validator()?
+            .check(&json!({"code": "A1"}), &ignore)
+            .changes
+            .is_empty()
+    );
     Ok(())
 }
 
@@ -295,12 +317,18 @@ fn the_media_type_of_the_response_picks_the_schema() -> R {
     let o = Options::default();
     // Exact (parameters and case ignored).
     let star = c.validator_for(Some("application/vnd.github.v3.star+json; charset=utf-8"))?;
-    assert_eq!(star.media_type(), Some("application/vnd.github.v3.star+json"));
+    assert_eq!(
+        star.media_type(),
+        Some("application/vnd.github.v3.star+json")
+    );
     assert!(star.check(&stars, &o).changes.is_empty());
     assert!(!star.check(&users, &o).changes.is_empty());
     // The same +json family (another version segment).
     let family = c.validator_for(Some("Application/VND.github.star+json"))?;
-    assert_eq!(family.media_type(), Some("application/vnd.github.v3.star+json"));
+    assert_eq!(
+        family.media_type(),
+        Some("application/vnd.github.v3.star+json")
+    );
     // Then application/json; no content type: the default.
     for ct in [Some("application/problem+json"), Some("text/html"), None] {
         let v = c.validator_for(ct)?;
@@ -320,14 +348,20 @@ fn the_media_type_of_the_response_picks_the_schema() -> R {
     let a = available(&["application/hal+json", "*/*"]);
     assert_eq!(select_media_type(&a, "application/hal+json"), Some(0));
     assert_eq!(select_media_type(&a, "application/json"), Some(1));
-    assert_eq!(select_media_type(&available(&["application/xml"]), "application/json"), None);
+    assert_eq!(
+        select_media_type(&available(&["application/xml"]), "application/json"),
+        None
+    );
     // A JSON media type the response does not have, and no application/json: a clear error.
     let err = doc
         .contract("GET /xml", None, None)
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(err.contains("no JSON content with a schema") && err.contains("application/xml"), "{err}");
+    assert!(
+        err.contains("no JSON content with a schema") && err.contains("application/xml"),
+        "{err}"
+    );
     let only_star = r##"{"openapi": "3.0.3", "paths": {"/s": {"get": {"responses": {"200": {"content": {
         "application/vnd.x.v2+json": {"schema": {"type": "object"}}}}}}}}}"##;
     let doc30 = OpenApiDocument::parse(only_star.as_bytes())?;
@@ -343,7 +377,10 @@ fn the_media_type_of_the_response_picks_the_schema() -> R {
         "{err}"
     );
     assert_eq!(
-        doc30.contract("GET /s", None, None)?.media_type().as_deref(),
+        doc30
+            .contract("GET /s", None, None)?
+            .media_type()
+            .as_deref(),
         Some("application/vnd.x.v2+json")
     );
     Ok(())
@@ -354,7 +391,11 @@ fn best_branch_paths_in_31() -> R {
     let doc = OpenApiDocument::parse(DOC_31.as_bytes())?;
     let v = doc.contract("GET /pets/{id}", None, None)?.validator()?;
     let o = Options::default();
-    assert!(v.check(&json!({"kind": "cat", "id": "c1", "lives": 9}), &o).changes.is_empty());
+    assert!(
+        v.check(&json!({"kind": "cat", "id": "c1", "lives": 9}), &o)
+            .changes
+            .is_empty()
+    );
     let r = v.check(&json!({"kind": "dog", "id": 7, "breed": "lab"}), &o);
     assert_eq!(paths(&r), vec!["$.id"]);
     let r = v.check(&json!({"kind": "cat", "id": "c1"}), &o);
@@ -391,7 +432,10 @@ fn external_refs_are_a_clear_error_naming_them() -> R {
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(err.contains("paths/item.json") && err.contains("bundle"), "{err}");
+    assert!(
+        err.contains("paths/item.json") && err.contains("bundle"),
+        "{err}"
+    );
     // An external reference no response reaches does not matter.
     assert!(doc.contract("GET /pets/{id}", None, None).is_ok());
     // 3.0 too, and a reference within the document that does not resolve.
@@ -416,24 +460,42 @@ fn a_stored_contract_keeps_only_the_reachable_schemas() -> R {
     names.sort();
     assert_eq!(
         names,
-        vec!["Address", "BankAccount", "Card", "Customer", "Item", "Order"]
+        vec![
+            "Address",
+            "BankAccount",
+            "Card",
+            "Customer",
+            "Item",
+            "Order"
+        ]
     );
     assert_eq!(c.schema["$ref"], json!("#/components/schemas/Order"));
     assert!(c.schema.get("paths").is_none());
     // Annotations are not kept; the 3.0 nullable is translated.
     let text = c.schema.to_string();
-    assert!(!text.contains("Second line") && !text.contains("Flat 2"), "{text}");
+    assert!(
+        !text.contains("Second line") && !text.contains("Flat 2"),
+        "{text}"
+    );
     assert!(!text.contains("nullable"));
     // Storable: a round trip through JSON validates the same way.
     let stored: Contract = serde_json::from_str(&serde_json::to_string(&c)?)?;
     assert_eq!(stored, c);
-    assert!(stored.validator()?.check(&order(), &Options::default()).changes.is_empty());
+    assert!(
+        stored
+            .validator()?
+            .check(&order(), &Options::default())
+            .changes
+            .is_empty()
+    );
     // 3.1: an inline schema stays where the document has it (path templates encoded).
     let doc = OpenApiDocument::parse(DOC_31.as_bytes())?;
     let c = doc.contract("GET /repos/{owner}/{repo}/stargazers", None, None)?;
     assert_eq!(
         c.schema["$ref"],
-        json!("#/paths/~1repos~1%7Bowner%7D~1%7Brepo%7D~1stargazers/get/responses/200/content/application~1json/schema")
+        json!(
+            "#/paths/~1repos~1%7Bowner%7D~1%7Brepo%7D~1stargazers/get/responses/200/content/application~1json/schema"
+        )
     );
     let mut names: Vec<&String> = c.schema["components"]["schemas"]
         .as_object()
@@ -458,7 +520,11 @@ fn moved_nullable_schemas_keep_references_into_them_valid() -> R {
     let c = Contract::from_openapi(doc, "GET /a", None)?;
     let v = c.validator()?;
     let o = Options::default();
-    assert!(v.check(&json!({"w": null, "inner": 3}), &o).changes.is_empty());
+    assert!(
+        v.check(&json!({"w": null, "inner": 3}), &o)
+            .changes
+            .is_empty()
+    );
     let r = v.check(&json!({"w": {"n": "x"}, "inner": "y"}), &o);
     let mut found = paths(&r);
     found.sort();
@@ -499,7 +565,10 @@ fn operations_are_listed_with_their_success_media_types() -> R {
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(err.contains("Swagger 2.0") && err.contains("convert it"), "{err}");
+    assert!(
+        err.contains("Swagger 2.0") && err.contains("convert it"),
+        "{err}"
+    );
     Ok(())
 }
 
@@ -515,14 +584,23 @@ fn refusals_say_what_to_do_next() -> R {
     let e = err("POST /orders/{id}", None);
     assert!(e.contains("/orders/{id} has GET; pass one of them"), "{e}");
     let e = err("GET /nowhere", None);
-    assert!(e.contains("pass one of the document's 1 paths, e.g. GET /orders/{id}"), "{e}");
+    assert!(
+        e.contains("pass one of the document's 1 paths, e.g. GET /orders/{id}"),
+        "{e}"
+    );
     let e = err("GET /orders/{id}", Some(404));
-    assert!(e.contains("its responses: 200") && e.contains("pass one of those"), "{e}");
+    assert!(
+        e.contains("its responses: 200") && e.contains("pass one of those"),
+        "{e}"
+    );
     let no_2xx = r#"{"openapi": "3.0.0", "paths": {"/a": {"get": {"responses": {"404": {"description": "x"}}}}}}"#;
     let e = Contract::from_openapi(no_2xx, "GET /a", None)
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(e.contains("its responses: 404") && e.contains("pass the status"), "{e}");
+    assert!(
+        e.contains("its responses: 404") && e.contains("pass the status"),
+        "{e}"
+    );
     Ok(())
 }

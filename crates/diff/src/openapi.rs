@@ -238,8 +238,7 @@ impl<'a> View<'a> {
                 };
                 let mut responses = Vec::new();
                 if let Some(map) = op.get("responses").and_then(Value::as_object) {
-                    let mut keys: Vec<&String> =
-                        map.keys().filter(|k| is_success_key(k)).collect();
+                    let mut keys: Vec<&String> = map.keys().filter(|k| is_success_key(k)).collect();
                     keys.sort();
                     for key in keys {
                         let Ok((response, _)) = self.deref(&map[key], Vec::new()) else {
@@ -299,7 +298,10 @@ impl<'a> View<'a> {
             .ok_or_else(no_op)?;
         let (item, item_at) = self.deref(item, pointer(&["paths", path_key]))?;
         let lower = method.to_ascii_lowercase();
-        let op = item.get(&lower).filter(|v| v.is_object()).ok_or_else(no_op)?;
+        let op = item
+            .get(&lower)
+            .filter(|v| v.is_object())
+            .ok_or_else(no_op)?;
         let label = format!("{method} {path_key}");
         let responses = op.get("responses").and_then(Value::as_object);
         let keys = || {
@@ -433,10 +435,7 @@ impl<'a> View<'a> {
                 .map(|m| m.to_ascii_uppercase())
                 .collect();
             if !methods.is_empty() {
-                return format!(
-                    "{key} has {}; pass one of them",
-                    methods.join(", ")
-                );
+                return format!("{key} has {}; pass one of them", methods.join(", "));
             }
         }
         let mut near: Vec<&String> = paths
@@ -616,10 +615,7 @@ impl<'a> View<'a> {
                 _ => None,
             });
             out.push(seg.clone());
-            if self.v30
-                && i + 1 < at.len()
-                && node.and_then(Value::as_object).is_some_and(wraps)
-            {
+            if self.v30 && i + 1 < at.len() && node.and_then(Value::as_object).is_some_and(wraps) {
                 out.push("anyOf".into());
                 out.push("1".into());
             }
@@ -700,9 +696,8 @@ pub(crate) fn parse_document(bytes: &[u8]) -> Result<Value, ContractError> {
     if first == Some(&b'{') {
         return serde_json::from_slice(bytes).map_err(|e| ContractError::Document(e.to_string()));
     }
-    serde_yaml_ng::from_slice::<Value>(bytes).map_err(|e| {
-        ContractError::Document(e.to_string().lines().next().unwrap_or("").to_owned())
-    })
+    serde_yaml_ng::from_slice::<Value>(bytes)
+        .map_err(|e| ContractError::Document(e.to_string().lines().next().unwrap_or("").to_owned()))
 }
 
 fn pointer(segs: &[&str]) -> Pointer {
@@ -1117,7 +1112,10 @@ fn drop_write_only_required(m: &mut Map<String, Value>) {
         return;
     }
     if let Some(Value::Array(required)) = m.get_mut("required") {
-        required.retain(|r| r.as_str().is_none_or(|r| !write_only.iter().any(|w| w == r)));
+        required.retain(|r| {
+            r.as_str()
+                .is_none_or(|r| !write_only.iter().any(|w| w == r))
+        });
     }
 }
 

@@ -58,7 +58,11 @@ fn breakage(
             .iter()
             .filter_map(|k| schema.get(*k)?.as_array())
             .flatten()
-            .filter_map(|b| b.get("$ref")?.as_str()?.strip_prefix("#/components/schemas/"))
+            .filter_map(|b| {
+                b.get("$ref")?
+                    .as_str()?
+                    .strip_prefix("#/components/schemas/")
+            })
             .find(|name| {
                 schemas[*name]
                     .pointer("/properties/object/enum/0")
@@ -215,10 +219,14 @@ fn the_31_documents_own_examples_satisfy_their_contracts() -> R {
                     let kept = contract.schema["components"]["schemas"]
                         .as_object()
                         .map_or(0, Map::len);
-                    assert!(kept < all_schemas, "{file} {}: {kept} schemas kept", op.label());
+                    assert!(
+                        kept < all_schemas,
+                        "{file} {}: {kept} schemas kept",
+                        op.label()
+                    );
                     let validator = contract.validator()?;
-                    let object = &doc.value()["paths"][&op.path][op.method.to_ascii_lowercase()]
-                        ["responses"][&response.status]["content"][media];
+                    let object = &doc.value()["paths"][&op.path][op.method.to_ascii_lowercase()]["responses"]
+                        [&response.status]["content"][media];
                     let mut examples: Vec<&Value> = object.get("example").into_iter().collect();
                     if let Some(map) = object.get("examples").and_then(Value::as_object) {
                         for e in map.values() {

@@ -15,3 +15,4 @@ mod lifecycle;
 mod metrics;
 mod ops;
 mod scaleout;
+mod validate_cli;
