@@ -394,13 +394,14 @@ fn collect(error: &ValidationError<'_>, out: &mut Vec<Violation>, depth: usize) 
                 }
                 let mut type_miss = false;
                 for v in &found {
-                    if v.pointer == pointer && v.member.is_none() {
-                        if let Some(types) = &v.expected {
-                            type_miss = true;
-                            for t in types {
-                                if !expected.contains(t) {
-                                    expected.push(t.clone());
-                                }
+                    if v.pointer == pointer
+                        && v.member.is_none()
+                        && let Some(types) = &v.expected
+                    {
+                        type_miss = true;
+                        for t in types {
+                            if !expected.contains(t) {
+                                expected.push(t.clone());
                             }
                         }
                     }
