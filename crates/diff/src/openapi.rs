@@ -34,7 +34,9 @@ const METHODS: [&str; 8] = [
 const MAX_REF_HOPS: usize = 64;
 const MAX_SCHEMA_DEPTH: usize = 256;
 
-/// A parsed OpenAPI 3.0 or 3.1 document. Building contracts from it is `&self` and thread-safe.
+/// A parsed OpenAPI 3.0 or 3.1 document. Building contracts from it is `&self` and thread-safe;
+/// it keeps the translated schemas the contracts reached for the next contract (memory freed with
+/// the document).
 #[derive(Debug)]
 pub struct OpenApiDocument {
     root: Value,
@@ -48,7 +50,7 @@ pub struct OpenApiDocument {
 struct Memo {
     /// The targets of the `$ref`s within the schema at a pointer.
     refs: HashMap<Pointer, Arc<[Pointer]>>,
-    /// The translated copy of the schema at a pointer, and the schemas its translation moved.
+    /// The translated copy of the schema at a pointer.
     translated: HashMap<Pointer, Arc<Translated>>,
     /// Schemas already compiled as part of a contract: a contract made only of those needs no
     /// compilation to prove it usable (a compile error is local to one schema).
