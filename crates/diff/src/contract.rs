@@ -35,6 +35,7 @@ use std::collections::HashSet;
 
 /// Why a contract cannot be built or compiled. Each message is one line and says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ContractError {
     #[error(
         "the OpenAPI document is neither valid JSON nor valid YAML: {0}; fix the document there"

@@ -76,6 +76,7 @@ impl Clone for OpenApiDocument {
 /// One operation of the document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Operation {
     /// Upper-case method, e.g. `GET`.
     pub method: String,
@@ -90,6 +91,7 @@ pub struct Operation {
 /// A 2xx response of an operation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SuccessResponse {
     /// The response key as written: `200`, `2XX`.
     pub status: String,
