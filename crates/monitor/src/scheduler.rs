@@ -183,6 +183,11 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
     }
     match store.get_endpoint(ws, ep).await {
         Ok(Some(e)) if e.paused => return ("skipped: endpoint paused".into(), true),
+        // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
+        // the user no longer asked for it.
+        Ok(Some(e)) if e.schedule.is_none() => {
+            return ("skipped: schedule removed".into(), true);
+        }
         Ok(Some(_)) => {}
         Ok(None) => return ("skipped: endpoint not found".into(), true),
         Err(e) => return (format!("failed: {e}"), false),
