@@ -6,9 +6,9 @@
 use crate::node::{JsonNode, JsonType, Num};
 use crate::parse::MAX_DEPTH;
 use crate::path::{IdentValue, Seg};
-use crate::report::{Emitter, Pending};
+use crate::report::{Coverage, Emitter, Pending, Sink};
 use crate::rules::Rule;
-use crate::shape::{self, Shape, TypeSet};
+use crate::shape::{self, Shape, TypeSet, a_type};
 use crate::{Body, DiffError, DiffMode, Input, Options};
 use std::collections::HashMap;
 
@@ -75,9 +75,9 @@ pub(crate) fn compare_meta<A, B>(
             _ => continue,
         };
         let message = if b.is_some() {
-            format!("header {name} appeared")
+            format!("{name} header appeared")
         } else {
-            format!("header {name} disappeared")
+            format!("{name} header disappeared")
         };
         em.header(
             &name,
@@ -137,9 +137,9 @@ pub(crate) fn compare_inputs<'a, J: JsonNode>(
                     Pending::new(
                         Rule::TextBodyChanged,
                         format!(
-                            "non-JSON body changed (sha256 {} -> {})",
-                            &a.sha256_hex()[..16],
-                            &b.sha256_hex()[..16]
+                            "non-JSON body changed (SHA-256 {}… → {}…)",
+                            &a.sha256_hex()[..12],
+                            &b.sha256_hex()[..12]
                         ),
                     ),
                 );
@@ -185,6 +185,7 @@ pub(crate) fn compare_bodies<'a, J: JsonNode>(
         em,
         options,
         path: Vec::new(),
+        in_array: false,
     };
     walker.value(a, b, 0)
 }
@@ -193,6 +194,9 @@ struct Walker<'e, 'o, 'a> {
     em: &'e mut Emitter<'o>,
     options: &'a Options,
     path: Vec<Seg<'a>>,
+    /// Full mode: true while walking the items of an outermost array (whose merged-shape pass
+    /// covers every array below it).
+    in_array: bool,
 }
 
 /// An identity value as a hash key: `42` and `"42"` are different identities.
@@ -282,7 +286,8 @@ impl<'a> Walker<'_, '_, 'a> {
         match ta {
             JsonType::Object => self.objects(a, b, depth),
             JsonType::Array => match self.options.mode {
-                DiffMode::Full => self.arrays(a.elements(), b.elements(), depth),
+                DiffMode::Full if self.in_array => self.arrays(a.elements(), b.elements(), depth),
+                DiffMode::Full => self.outermost(a.elements(), b.elements(), depth),
                 DiffMode::Schema => self.merged(a.elements(), b.elements(), depth),
             },
             _ => {
@@ -306,7 +311,7 @@ impl<'a> Walker<'_, '_, 'a> {
         };
         let message = match rule {
             Rule::BecameNull => "value became null".to_owned(),
-            Rule::BecameNonNull => format!("value is no longer null (now {tb})"),
+            Rule::BecameNonNull => format!("no longer null, now {}", a_type(tb)),
             _ => format!("type changed from {ta} to {tb}"),
         };
         self.em.body(
@@ -348,9 +353,12 @@ impl<'a> Walker<'_, '_, 'a> {
                     self.em.body(
                         &self.path,
                         Some(Seg::Key(key)),
-                        Pending::new(Rule::FieldRemoved, format!("field removed (was {t})"))
-                            .values(va.leaf_value(), None)
-                            .types(Some(t.as_str().into()), None),
+                        Pending::new(
+                            Rule::FieldRemoved,
+                            format!("field removed (was {})", a_type(t)),
+                        )
+                        .values(va.leaf_value(), None)
+                        .types(Some(t.as_str().into()), None),
                     );
                 }
             }
@@ -365,7 +373,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 self.em.body(
                     &self.path,
                     Some(Seg::Key(key)),
-                    Pending::new(Rule::FieldAdded, format!("field added ({t})"))
+                    Pending::new(Rule::FieldAdded, format!("field added ({})", a_type(t)))
                         .values(None, vb.leaf_value())
                         .types(None, Some(t.as_str().into())),
                 );
@@ -392,7 +400,17 @@ impl<'a> Walker<'_, '_, 'a> {
             return None;
         }
         let hasher = Hasher::default();
-        for key in &self.options.identity_keys {
+        // An identity rule that names this array replaces the default key list.
+        let rule = self
+            .options
+            .identity_rules
+            .iter()
+            .find(|r| r.matches(&self.path));
+        let keys: &'a [String] = match rule {
+            Some(rule) => std::slice::from_ref(rule.key_string()),
+            None => &self.options.identity_keys,
+        };
+        for key in keys {
             let key = key.as_str();
             if ident_of(first, key).is_none() {
                 continue;
@@ -408,6 +426,51 @@ impl<'a> Walker<'_, '_, 'a> {
         None
     }
 
+    /// Full mode, an array that is not inside another: pairs the items, then compares the merged
+    /// element shapes as schema mode does (which covers every array below this one too) and
+    /// reports what the item-level changes do not cover (D20). Kept out of the recursion so that
+    /// nested arrays cost no larger stack frames.
+    #[inline(never)]
+    fn outermost<J: JsonNode>(
+        &mut self,
+        ea: &'a [J],
+        eb: &'a [J],
+        depth: usize,
+    ) -> Result<(), DiffError> {
+        if ea.is_empty() && eb.is_empty() {
+            return Ok(());
+        }
+        self.in_array = true;
+        self.em.start_coverage();
+        let result = self.arrays(ea, eb, depth);
+        self.in_array = false;
+        let coverage = self.em.take_coverage();
+        result?;
+        // No item-level change at all: the arrays are equal up to the order of keyed items, so
+        // their merged shapes are equal too.
+        if coverage.is_empty() {
+            return Ok(());
+        }
+        let (Some(sa), Some(sb)) = (
+            Shape::merge_at(ea, depth + 1)?,
+            Shape::merge_at(eb, depth + 1)?,
+        ) else {
+            return Ok(());
+        };
+        let mut base = crate::path::render(&self.path, None);
+        base.push_str("[]");
+        let mut path: Vec<Seg<'_>> = self.path.clone();
+        path.push(Seg::Merged);
+        let mut sink = Uncovered {
+            em: self.em,
+            coverage: &coverage,
+            base_len: path.len(),
+            base,
+        };
+        shape::compare(&mut sink, &mut path, &sa, &sb, None, depth + 1)
+    }
+
+    /// Full mode: pairs the items by identity or by position (D9, D20 identity rules).
     fn arrays<J: JsonNode>(
         &mut self,
         ea: &'a [J],
@@ -432,12 +495,9 @@ impl<'a> Walker<'_, '_, 'a> {
                     None => self.em.body(
                         &self.path,
                         Some(seg),
-                        Pending::new(
-                            Rule::ItemRemoved,
-                            format!("item {key}={} removed", value.text()),
-                        )
-                        .values(item.leaf_value(), None)
-                        .types(Some(item.json_type().as_str().into()), None),
+                        Pending::new(Rule::ItemRemoved, "item removed")
+                            .values(item.leaf_value(), None)
+                            .types(Some(item.json_type().as_str().into()), None),
                     ),
                 }
             }
@@ -446,12 +506,9 @@ impl<'a> Walker<'_, '_, 'a> {
                     self.em.body(
                         &self.path,
                         Some(Seg::Ident { key, value: *value }),
-                        Pending::new(
-                            Rule::ItemAdded,
-                            format!("item {key}={} added", value.text()),
-                        )
-                        .values(None, item.leaf_value())
-                        .types(None, Some(item.json_type().as_str().into())),
+                        Pending::new(Rule::ItemAdded, "item added")
+                            .values(None, item.leaf_value())
+                            .types(None, Some(item.json_type().as_str().into())),
                     );
                 }
             }
@@ -471,7 +528,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 Some(Seg::Index(i)),
                 Pending::new(
                     Rule::ElementRemoved,
-                    format!("element {i} removed (was {t})"),
+                    format!("element removed (was {})", a_type(t)),
                 )
                 .values(item.leaf_value(), None)
                 .types(Some(t.as_str().into()), None),
@@ -482,7 +539,7 @@ impl<'a> Walker<'_, '_, 'a> {
             self.em.body(
                 &self.path,
                 Some(Seg::Index(i)),
-                Pending::new(Rule::ElementAdded, format!("element {i} added ({t})"))
+                Pending::new(Rule::ElementAdded, format!("element added ({})", a_type(t)))
                     .values(None, item.leaf_value())
                     .types(None, Some(t.as_str().into())),
             );
@@ -505,6 +562,39 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut path: Vec<Seg<'_>> = self.path.clone();
         path.push(Seg::Merged);
         shape::compare(self.em, &mut path, &sa, &sb, None, depth + 1)
+    }
+}
+
+/// Full mode's merged-shape pass (D20): forwards a merged-shape change unless an item-level change
+/// at the same normalised path, or at an ancestor of it below the array, already reports it with at
+/// least the same severity. The candidate paths lie below an outermost array, so they are already
+/// normalised; each check renders the path once, prefix by prefix.
+struct Uncovered<'x, 'o> {
+    em: &'x mut Emitter<'o>,
+    coverage: &'x Coverage,
+    /// The rendered path of the array's merged elements (`$.lines.data[]`) and its length in
+    /// segments.
+    base: String,
+    base_len: usize,
+}
+
+impl Sink for Uncovered<'_, '_> {
+    fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending) {
+        let severity = pending.rule.severity();
+        let mut at = self.base.clone();
+        let covered_at = |at: &str| self.coverage.get(at).is_some_and(|s| *s >= severity);
+        let mut covered = covered_at(&at);
+        let below = path.get(self.base_len..).unwrap_or(&[]);
+        for seg in below.iter().chain(last.as_ref()) {
+            if covered {
+                break;
+            }
+            crate::path::push_seg(&mut at, seg);
+            covered = covered_at(&at);
+        }
+        if !covered {
+            self.em.body(path, last, pending);
+        }
     }
 }
 

@@ -17,9 +17,19 @@
 //!   (status, tracked headers, then the body in document order) and their [`Counts`];
 //!   [`Report::to_json`] writes the D16 JSON document with numbers exactly as the inputs spelled
 //!   them.
-//! * [`Options`] (`mode`, `ignore`, `tracked_headers`, `identity_keys`; [`Options::default`] has
-//!   the D9 defaults, mode `schema`); [`IgnorePattern::parse`] validates `ignorePaths` entries with
-//!   a one-line [`PatternError`].
+//! * [`Options`] (`mode`, `ignore`, `tracked_headers`, `identity_keys`, `identity_rules`;
+//!   [`Options::default`] has the D9 defaults, mode `schema`); [`IgnorePattern::parse`] validates
+//!   `ignorePaths` entries and [`IdentityRule::parse`] `identityKeys` entries (pattern → key), both
+//!   with a one-line [`PatternError`].
+//! * Full mode covers schema mode (D20): after pairing, each outermost array's merged element
+//!   shape is compared as schema mode does, and what the item-level changes do not already report
+//!   (at the same normalised path or an ancestor, with at least the same severity) is reported at
+//!   its `name[]` path.
+//! * [`group_changes`] groups changes that share a normalised path ([`normalise_path`]) and a type,
+//!   for people (the CLI's text, markdown and GitHub formats); the wire form stays one change per
+//!   path.
+//! * [`volatile_paths`] finds the leaf paths whose values differ between several samples of one
+//!   response (D20 learned volatile fields).
 //! * [`Shape`] ([`Shape::infer`], serde-serialisable) is the inferred shape of a body;
 //!   [`Input::to_shape`] keeps a baseline as a shape and [`diff_shape`] diffs a current response
 //!   against it in schema mode without the baseline body.
@@ -48,16 +58,21 @@ mod report;
 mod rules;
 mod shape;
 mod snapshot;
+mod volatile;
 
 pub use apidrift_model::{ChangeType, DiffChange, DiffMode, Severity};
 pub use engine::{is_json_media_type, media_type};
 pub use node::{Json, JsonNode, JsonType, Num, type_name, type_of};
 pub use parse::{MAX_DEPTH, ParseError, parse};
-pub use pattern::{IgnorePattern, PatternError, PatternSeg, parse_segments};
-pub use report::{Counts, Report, change_id};
+pub use path::{NormalisedPath, normalise_path};
+pub use pattern::{
+    IdentityRule, IgnorePattern, PatternError, PatternKind, PatternSeg, parse_segments,
+};
+pub use report::{ChangeGroup, Counts, Report, change_id, group_changes};
 pub use rules::Rule;
 pub use shape::{Field, Shape, TypeCounts, TypeSet};
 pub use snapshot::{InputError, SNAPSHOT_KEY, read_document};
+pub use volatile::{VolatileError, volatile_paths};
 
 /// Why a diff could not be computed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,6 +105,9 @@ pub struct Options {
     pub tracked_headers: Vec<String>,
     /// Identity-key candidates for arrays of objects, first that fits wins.
     pub identity_keys: Vec<String>,
+    /// Identity rules (D20): at an array whose path matches a rule's pattern, the rule's key
+    /// replaces `identity_keys` (the first matching rule wins).
+    pub identity_rules: Vec<IdentityRule>,
 }
 
 impl Default for Options {
@@ -105,6 +123,7 @@ impl Default for Options {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
+            identity_rules: Vec::new(),
         }
     }
 }

@@ -4,12 +4,34 @@
 
 use crate::path::{IdentValue, Seg};
 
-/// Why an ignore pattern cannot be used. Its `Display` is one line naming the pattern.
+/// Why an ignore pattern or an identity rule cannot be used. Its `Display` is one line naming
+/// the pattern (`invalid ignore pattern "meta": a pattern starts with ...`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid ignore pattern {pattern:?}: {reason}")]
+#[error("invalid {kind} {pattern:?}: {reason}")]
 pub struct PatternError {
+    /// What was being parsed.
+    pub kind: PatternKind,
+    /// The text as given (for an identity rule, `PATTERN=KEY`).
     pub pattern: String,
     pub reason: String,
+}
+
+/// What a [`PatternError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatternKind {
+    /// An `ignorePaths` entry / `--ignore`.
+    Ignore,
+    /// An `identityKeys` entry / `--identity-key`.
+    Identity,
+}
+
+impl std::fmt::Display for PatternKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PatternKind::Ignore => "ignore pattern",
+            PatternKind::Identity => "identity rule",
+        })
+    }
 }
 
 /// One step of a parsed pattern (also the parsed form of a body path).
@@ -71,6 +93,7 @@ impl IgnorePattern {
     /// Parses a pattern; the error is a one-line message naming the pattern and the problem.
     pub fn parse(text: &str) -> Result<IgnorePattern, PatternError> {
         let fail = |reason: &str| PatternError {
+            kind: PatternKind::Ignore,
             pattern: text.to_owned(),
             reason: reason.into(),
         };
@@ -126,6 +149,127 @@ impl IgnorePattern {
             Target::Body(segs) => Some(segs),
             _ => None,
         }
+    }
+}
+
+/// An identity rule (D20): at an array whose path matches `pattern` (ignore-pattern syntax, matched
+/// against the array's own path, not its descendants), items are paired by `key` instead of the
+/// default key list. The key's values must still be strings or numbers unique within each array,
+/// else the array is paired by position.
+///
+/// ```
+/// use apidrift_diff::IdentityRule;
+/// let rule = IdentityRule::parse("$..lines.data", "id").unwrap();
+/// assert_eq!(rule.to_string(), "$..lines.data=id");
+/// assert_eq!("$.commits=sha".parse::<IdentityRule>().unwrap().key(), "sha");
+/// assert!(IdentityRule::parse("status", "id").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityRule {
+    pattern: IgnorePattern,
+    segments: Vec<PatternSeg>,
+    key: String,
+}
+
+impl IdentityRule {
+    /// Validates a pattern and a key (as `identityKeys` holds them: pattern → key). The error is
+    /// one line naming the rule and what to fix.
+    pub fn parse(pattern: &str, key: &str) -> Result<IdentityRule, PatternError> {
+        let fail = |reason: String| PatternError {
+            kind: PatternKind::Identity,
+            pattern: format!("{pattern}={key}"),
+            reason,
+        };
+        if !pattern.starts_with('$') {
+            return Err(fail(
+                "the pattern names an array in the body and starts with `$` (e.g. `$.commits=sha`)"
+                    .into(),
+            ));
+        }
+        let parsed = IgnorePattern::parse(pattern).map_err(|e| fail(e.reason))?;
+        let segments = parsed
+            .body_segments()
+            .map(<[_]>::to_vec)
+            .unwrap_or_default();
+        if key.is_empty() {
+            return Err(fail(
+                "the key after `=` is missing (e.g. `$.commits=sha`)".into(),
+            ));
+        }
+        if !crate::path::is_plain_key(key) {
+            return Err(fail(format!(
+                "the key {key:?} must be a member name of letters, digits, `_` and `-`, \
+                 starting with a letter or `_`"
+            )));
+        }
+        Ok(IdentityRule {
+            pattern: parsed,
+            segments,
+            key: key.to_owned(),
+        })
+    }
+
+    /// Parses the CLI form `PATTERN=KEY` (split at the last `=`, so identity segments such as
+    /// `$.orgs[id=1].repos=name` keep theirs).
+    pub fn parse_spec(spec: &str) -> Result<IdentityRule, PatternError> {
+        match spec.rsplit_once('=') {
+            Some((pattern, key)) if !pattern.is_empty() && !key.contains(']') => {
+                IdentityRule::parse(pattern, key)
+            }
+            _ => Err(PatternError {
+                kind: PatternKind::Identity,
+                pattern: spec.to_owned(),
+                reason: "write PATTERN=KEY, e.g. `$.commits=sha` or `$..lines.data=id`".into(),
+            }),
+        }
+    }
+
+    /// The array path pattern as written.
+    pub fn pattern(&self) -> &str {
+        self.pattern.as_str()
+    }
+
+    /// The identity key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    pub(crate) fn key_string(&self) -> &String {
+        &self.key
+    }
+
+    /// True when the rule applies to the array at `path` (the whole path, not a prefix).
+    pub(crate) fn matches(&self, path: &[Seg<'_>]) -> bool {
+        full_match(&self.segments, path)
+    }
+}
+
+impl std::fmt::Display for IdentityRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.pattern, self.key)
+    }
+}
+
+impl std::str::FromStr for IdentityRule {
+    type Err = PatternError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        IdentityRule::parse_spec(s)
+    }
+}
+
+/// True when the pattern matches the whole path (no descendants).
+fn full_match(pattern: &[PatternSeg], path: &[Seg<'_>]) -> bool {
+    let Some((first, rest)) = pattern.split_first() else {
+        return path.is_empty();
+    };
+    match first {
+        PatternSeg::Descendant(name) => (0..path.len()).any(|i| {
+            matches!(path[i], Seg::Key(k) if k == name) && full_match(rest, &path[i + 1..])
+        }),
+        _ => match path.split_first() {
+            Some((seg, tail)) => seg_matches(first, seg) && full_match(rest, tail),
+            None => false,
+        },
     }
 }
 
@@ -369,6 +513,63 @@ mod tests {
                 !text.contains('\n') && text.contains("invalid ignore pattern"),
                 "{text}"
             );
+        }
+    }
+
+    #[test]
+    fn identity_rules_match_the_array_path_itself() -> Result<(), PatternError> {
+        let rule = IdentityRule::parse("$.commits", "sha")?;
+        assert!(rule.matches(&[Seg::Key("commits")]));
+        assert!(!rule.matches(&[]));
+        assert!(!rule.matches(&[Seg::Key("commits"), Seg::Index(0), Seg::Key("parents")]));
+        let rule = IdentityRule::parse_spec("$..lines.data=id")?;
+        assert_eq!((rule.pattern(), rule.key()), ("$..lines.data", "id"));
+        assert!(rule.matches(&[Seg::Key("lines"), Seg::Key("data")]));
+        assert!(rule.matches(&[
+            Seg::Key("invoices"),
+            Seg::Index(2),
+            Seg::Key("lines"),
+            Seg::Key("data")
+        ]));
+        assert!(!rule.matches(&[Seg::Key("lines"), Seg::Key("data"), Seg::Key("x")]));
+        let rule = IdentityRule::parse_spec("$.orgs[id=1].repos=name")?;
+        assert_eq!(rule.pattern(), "$.orgs[id=1].repos");
+        let id1 = Seg::Ident {
+            key: "id",
+            value: IdentValue::Str("1"),
+        };
+        assert!(rule.matches(&[Seg::Key("orgs"), id1, Seg::Key("repos")]));
+        let rule = IdentityRule::parse("$.orgs[].repos", "name")?;
+        assert!(rule.matches(&[Seg::Key("orgs"), Seg::Index(4), Seg::Key("repos")]));
+        assert_eq!(rule.to_string(), "$.orgs[].repos=name");
+        Ok(())
+    }
+
+    #[test]
+    fn bad_identity_rules_give_one_line_errors() {
+        for (pattern, key) in [
+            ("commits", "sha"),
+            ("status", "id"),
+            ("headers.etag", "id"),
+            ("$.a b", "id"),
+            ("$.commits", ""),
+            ("$.commits", "a b"),
+            ("$.commits", "1x"),
+            ("$.commits", "a]"),
+        ] {
+            let err = IdentityRule::parse(pattern, key).err();
+            let text = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                text.starts_with("invalid identity rule") && !text.contains('\n'),
+                "{pattern}={key}: {text:?}"
+            );
+        }
+        for spec in ["$.commits", "sha", "=sha", "$.a[id=1]", ""] {
+            let text = IdentityRule::parse_spec(spec)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(text.starts_with("invalid identity rule"), "{spec}: {text}");
         }
     }
 }

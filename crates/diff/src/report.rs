@@ -7,6 +7,7 @@ use crate::rules::Rule;
 use apidrift_model::{ChangeType, DiffChange, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// How many changes of each severity a report holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,6 +171,81 @@ impl Report {
     }
 }
 
+/// Changes that share a normalised path (identity and position segments written `[]`) and a
+/// type, for people: one drift seen in many items is one group with a count. The wire form
+/// ([`Report::to_json`], the API) stays one change per path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeGroup {
+    /// The normalised path (`$.users[].email`; `status`, `headers.etag` as they are).
+    pub path: String,
+    pub change_type: ChangeType,
+    /// The most severe of the group's changes.
+    pub severity: Severity,
+    /// The message of the first most severe change.
+    pub message: String,
+    /// The positions of the group's changes in the list given to [`group_changes`], in order.
+    pub indices: Vec<usize>,
+    /// The affected items, one per change with element segments: the selectors its path had
+    /// where the normalised path has `[]` (`[id=42]`, `[3]`, `[id=1][2]` for nested arrays).
+    pub items: Vec<String>,
+}
+
+impl ChangeGroup {
+    /// How many changes the group holds.
+    pub fn count(&self) -> usize {
+        self.indices.len()
+    }
+}
+
+/// Groups changes that share a normalised path and a type (D20 "grouping for people"), in the
+/// order of each group's first change. Linear in the number of changes.
+///
+/// ```
+/// use apidrift_diff::{DiffMode, Options, diff_bodies, group_changes};
+/// let a: serde_json::Value = serde_json::json!([{"id": 1, "e": "a"}, {"id": 2, "e": "b"}]);
+/// let b: serde_json::Value = serde_json::json!([{"id": 1}, {"id": 2}]);
+/// let report = diff_bodies(&a, &b, &Options::with_mode(DiffMode::Full)).unwrap();
+/// let groups = group_changes(&report.changes);
+/// assert_eq!(groups.len(), 1);
+/// assert_eq!(groups[0].path, "$[].e");
+/// assert_eq!(groups[0].items, vec!["[id=1]", "[id=2]"]);
+/// ```
+pub fn group_changes(changes: &[DiffChange]) -> Vec<ChangeGroup> {
+    let mut groups: Vec<ChangeGroup> = Vec::new();
+    let mut at: HashMap<(String, ChangeType), usize, foldhash::fast::RandomState> =
+        HashMap::default();
+    for (i, change) in changes.iter().enumerate() {
+        let normalised = crate::path::normalise_path(&change.path);
+        let key = (normalised.path, change.change_type);
+        let item = normalised.selectors.concat();
+        match at.get(&key) {
+            Some(&g) => {
+                let group = &mut groups[g];
+                if change.severity > group.severity {
+                    group.severity = change.severity;
+                    group.message.clone_from(&change.message);
+                }
+                group.indices.push(i);
+                if !item.is_empty() {
+                    group.items.push(item);
+                }
+            }
+            None => {
+                at.insert(key.clone(), groups.len());
+                groups.push(ChangeGroup {
+                    path: key.0,
+                    change_type: key.1,
+                    severity: change.severity,
+                    message: change.message.clone(),
+                    indices: vec![i],
+                    items: if item.is_empty() { vec![] } else { vec![item] },
+                });
+            }
+        }
+    }
+    groups
+}
+
 fn push_json_str(out: &mut String, s: &str) {
     match serde_json::to_string(s) {
         Ok(text) => out.push_str(&text),
@@ -216,12 +292,29 @@ impl Pending {
     }
 }
 
+/// Where body changes go: the [`Emitter`], or a filter in front of it.
+pub(crate) trait Sink {
+    fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending);
+}
+
+/// The most severe change found at each normalised path (identity and position segments written
+/// `[]`), ignored changes included: what full mode's merged-shape pass checks coverage against.
+pub(crate) type Coverage = HashMap<String, Severity, foldhash::fast::RandomState>;
+
 /// Collects changes: applies the ignore patterns, renders paths and ids, counts.
 pub(crate) struct Emitter<'o> {
     options: &'o Options,
     changes: Vec<DiffChange>,
     exact: Vec<Exact>,
     any_exact: bool,
+    /// Set while full mode walks the items of an outermost array.
+    coverage: Option<Coverage>,
+}
+
+impl Sink for Emitter<'_> {
+    fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending) {
+        Emitter::body(self, path, last, pending);
+    }
 }
 
 impl<'o> Emitter<'o> {
@@ -231,7 +324,18 @@ impl<'o> Emitter<'o> {
             changes: Vec::new(),
             exact: Vec::new(),
             any_exact: false,
+            coverage: None,
         }
+    }
+
+    /// Starts recording the normalised paths of body changes.
+    pub(crate) fn start_coverage(&mut self) {
+        self.coverage = Some(Coverage::default());
+    }
+
+    /// Stops recording and returns what was recorded.
+    pub(crate) fn take_coverage(&mut self) -> Coverage {
+        self.coverage.take().unwrap_or_default()
     }
 
     pub(crate) fn status(&mut self, pending: Pending) {
@@ -249,6 +353,13 @@ impl<'o> Emitter<'o> {
     }
 
     pub(crate) fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending) {
+        if let Some(coverage) = &mut self.coverage {
+            let severity = pending.rule.severity();
+            let at = coverage
+                .entry(crate::path::render_normalised(path, last))
+                .or_insert(severity);
+            *at = (*at).max(severity);
+        }
         if self
             .options
             .ignore

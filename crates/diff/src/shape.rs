@@ -6,7 +6,7 @@ use crate::DiffError;
 use crate::node::{JsonNode, JsonType};
 use crate::parse::MAX_DEPTH;
 use crate::path::Seg;
-use crate::report::{Emitter, Pending};
+use crate::report::{Pending, Sink};
 use crate::rules::Rule;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -310,11 +310,36 @@ impl<'s> FieldLookup<'s> {
     }
 }
 
-fn items(k: u64, n: u64) -> String {
-    if n == 1 {
+/// A type in words, with its article: `a string`, `an integer`, `null`.
+pub(crate) fn a_type(t: JsonType) -> &'static str {
+    match t {
+        JsonType::Array => "an array",
+        JsonType::Boolean => "a boolean",
+        JsonType::Integer => "an integer",
+        JsonType::Null => "null",
+        JsonType::Number => "a number",
+        JsonType::Object => "an object",
+        JsonType::String => "a string",
+    }
+}
+
+/// A type set in words: `an integer or a string` (`articles`) or `integer or string`.
+pub(crate) fn set_words(set: TypeSet, articles: bool) -> String {
+    let words: Vec<&str> = set
+        .iter()
+        .map(|t| if articles { a_type(t) } else { t.as_str() })
+        .collect();
+    words.join(" or ")
+}
+
+/// ` in 2 of 3 items`, ` in all 3 items`, or nothing for a single item.
+fn in_items(k: u64, n: u64) -> String {
+    if n <= 1 {
         String::new()
+    } else if k == n {
+        format!(" in all {n} items")
     } else {
-        format!(" ({k} of {n} items)")
+        format!(" in {k} of {n} items")
     }
 }
 
@@ -323,20 +348,25 @@ pub(crate) fn type_change(old: &Shape, new: &Shape) -> Option<Pending> {
     let (old_set, new_set) = (old.type_set(), new.type_set());
     let rule = type_rule(old_set, new_set)?;
     let added = new_set.minus(old_set);
+    let non_null_added = added.without(JsonType::Null);
     let concerned = match rule {
         Rule::BecameNull => new.types.get(JsonType::Null),
-        _ => new.types.sum(added.without(JsonType::Null)),
+        _ => new.types.sum(non_null_added),
     };
     let n = new.count;
     let message = match rule {
-        Rule::BecameNull => format!("now null{}", items(concerned, n)),
+        Rule::BecameNull if n <= 1 => "value became null".to_owned(),
+        Rule::BecameNull => format!("became null{}", in_items(concerned, n)),
         Rule::BecameNonNull => format!(
-            "no longer always null: now {new_set}{}",
-            items(concerned, n)
+            "no longer null{}, now {}",
+            in_items(concerned, n),
+            set_words(non_null_added, true)
         ),
         _ => format!(
-            "type changed from {old_set} to {new_set}{}",
-            items(concerned, n)
+            "type changed from {} to {}{}",
+            set_words(old_set, false),
+            set_words(non_null_added, false),
+            in_items(concerned, n)
         ),
     };
     let mut pending =
@@ -352,8 +382,8 @@ pub(crate) fn type_change(old: &Shape, new: &Shape) -> Option<Pending> {
 }
 
 /// Compares two shapes at `path` (schema mode), emitting one change per path.
-pub(crate) fn compare<'s>(
-    em: &mut Emitter<'_>,
+pub(crate) fn compare<'s, S: Sink + ?Sized>(
+    em: &mut S,
     path: &mut Vec<Seg<'s>>,
     old: &'s Shape,
     new: &'s Shape,
@@ -381,8 +411,17 @@ pub(crate) fn compare<'s>(
         let mut matched = 0usize;
         for (pos, field) in old.fields.iter().enumerate() {
             let Some(now) = lookup.get(pos, &field.name) else {
+                let was = set_words(field.shape.type_set(), true);
                 let (rule, message) = if field.count == old_objects {
-                    (Rule::FieldRemoved, "field removed".to_owned())
+                    let every = if new_objects > 1 {
+                        " from every item"
+                    } else {
+                        ""
+                    };
+                    (
+                        Rule::FieldRemoved,
+                        format!("field removed{every} (was {was})"),
+                    )
                 } else {
                     (
                         Rule::FieldGoneFromSome,
@@ -421,15 +460,19 @@ pub(crate) fn compare<'s>(
                 if old_lookup.get(pos, &field.name).is_some() {
                     continue;
                 }
+                let what = set_words(field.shape.type_set(), true);
                 let (rule, message) = if field.count == new_objects {
                     (
                         Rule::FieldAdded,
-                        format!("field added{}", items(field.count, new_objects)),
+                        format!("field added{} ({what})", in_items(field.count, new_objects)),
                     )
                 } else {
                     (
                         Rule::FieldAddedInSome,
-                        format!("field added in {} of {new_objects} items", field.count),
+                        format!(
+                            "field added in {} of {new_objects} items ({what})",
+                            field.count
+                        ),
                     )
                 };
                 let pending = Pending::new(rule, message)

@@ -474,12 +474,14 @@ fn identity_values_strings_and_numbers_only() -> R {
         full(r#"[{"id":true,"v":1}]"#, r#"[{"id":true,"v":2}]"#)?,
         one("$[0].v", T::Changed, S::Info)
     );
-    // 42 and "42" are different identity values.
+    // 42 and "42" are different identity values. The merged element shape shows what the item
+    // removed/added (warning, info) does not: `id` changed type in every item (D20).
     assert_eq!(
         full(r#"[{"id":42}]"#, r#"[{"id":"42"}]"#)?,
         vec![
             ("$[id=42]".into(), T::Removed, S::Warning),
-            ("$[id=42]".into(), T::Added, S::Info)
+            ("$[id=42]".into(), T::Added, S::Info),
+            ("$[].id".into(), T::TypeChanged, S::Breaking)
         ]
     );
     Ok(())
@@ -933,4 +935,621 @@ fn rule_table_is_consistent() {
     use std::collections::HashSet;
     let ids: HashSet<_> = Rule::ALL.iter().map(|r| r.id()).collect();
     assert_eq!(ids.len(), Rule::ALL.len());
+}
+
+// ---- D20: full-mode coverage ------------------------------------------------------------------
+
+#[test]
+fn full_mode_reports_fields_lost_by_every_item_when_every_identity_changed() -> R {
+    // Stripe `invoice.lines.data[]`, reduced: every item lost `price` and `plan` while every id
+    // changed. Items removed (warning) and added (info) do not say that the fields are gone.
+    let a = r#"{"lines":{"data":[{"id":"il_1","amount":1,"price":{"id":"p"},"plan":null},{"id":"il_2","amount":2,"price":{"id":"q"},"plan":null}]}}"#;
+    let b = r#"{"lines":{"data":[{"id":"il_3","amount":1},{"id":"il_4","amount":"2"}]}}"#;
+    assert_eq!(
+        full(a, b)?,
+        vec![
+            ("$.lines.data[id=il_1]".into(), T::Removed, S::Warning),
+            ("$.lines.data[id=il_2]".into(), T::Removed, S::Warning),
+            ("$.lines.data[id=il_3]".into(), T::Added, S::Info),
+            ("$.lines.data[id=il_4]".into(), T::Added, S::Info),
+            ("$.lines.data[].amount".into(), T::TypeChanged, S::Breaking),
+            ("$.lines.data[].price".into(), T::Removed, S::Breaking),
+            ("$.lines.data[].plan".into(), T::Removed, S::Breaking),
+        ]
+    );
+    let r = run(a, b, &Options::with_mode(DiffMode::Full))?;
+    assert_eq!(r.counts.breaking_count, 3);
+    assert!(r.reaches(Some(S::Breaking)));
+    Ok(())
+}
+
+#[test]
+fn merged_shape_changes_already_reported_by_items_are_not_repeated() -> R {
+    // The item-level change is at the same normalised path with a higher severity.
+    let a = r#"{"u":[{"id":1,"e":"a"},{"id":2,"e":"b"}]}"#;
+    let b = r#"{"u":[{"id":1,"e":"a"},{"id":2}]}"#;
+    assert_eq!(full(a, b)?, one("$.u[id=2].e", T::Removed, S::Breaking));
+    // Same severity at the same normalised path.
+    let a = r#"[{"id":1,"v":1},{"id":2,"v":2}]"#;
+    let b = r#"[{"id":1,"v":1},{"id":2,"v":"x"}]"#;
+    assert_eq!(full(a, b)?, one("$[id=2].v", T::TypeChanged, S::Breaking));
+    // An ancestor: a retyped item covers what changed below it.
+    let a = r#"[{"o":{"x":1}},{"o":{"x":2}}]"#;
+    let b = r#"[{"o":{"x":1}},{"o":"s"}]"#;
+    assert_eq!(full(a, b)?, one("$[1].o", T::TypeChanged, S::Breaking));
+    // Nested arrays are covered by the outermost array's pass, once.
+    let a = r#"{"a":[{"id":1,"b":[{"id":1,"c":1}]}]}"#;
+    let b = r#"{"a":[{"id":1,"b":[{"id":2,"c":"s"}]}]}"#;
+    assert_eq!(
+        full(a, b)?,
+        vec![
+            ("$.a[id=1].b[id=1]".into(), T::Removed, S::Warning),
+            ("$.a[id=1].b[id=2]".into(), T::Added, S::Info),
+            ("$.a[].b[].c".into(), T::TypeChanged, S::Breaking),
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn full_mode_reports_a_new_type_in_a_field_that_was_absent_from_its_item() -> R {
+    // Positional pairing: item 1 gains `v` (added, info), but the merged shape gains a type.
+    let a = r#"[{"v":1},{}]"#;
+    let b = r#"[{"v":1},{"v":"s"}]"#;
+    assert_eq!(
+        full(a, b)?,
+        vec![
+            ("$[1].v".into(), T::Added, S::Info),
+            ("$[].v".into(), T::TypeChanged, S::Breaking),
+        ]
+    );
+    assert_eq!(schema(a, b)?, one("$[].v", T::TypeChanged, S::Breaking));
+    Ok(())
+}
+
+#[test]
+fn ignore_patterns_apply_to_merged_shape_changes() -> R {
+    let a = r#"{"d":[{"id":1,"p":1}]}"#;
+    let b = r#"{"d":[{"id":2}]}"#;
+    let mut options = Options::with_mode(DiffMode::Full);
+    options.ignore = vec![IgnorePattern::parse("$.d[].p")?];
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        vec![
+            ("$.d[id=1]".into(), T::Removed, S::Warning),
+            ("$.d[id=2]".into(), T::Added, S::Info),
+        ]
+    );
+    Ok(())
+}
+
+// ---- D20: identity rules ------------------------------------------------------------------------
+
+fn with_rules(rules: &[(&str, &str)]) -> Result<Options, PatternError> {
+    let mut options = Options::with_mode(DiffMode::Full);
+    for (pattern, key) in rules {
+        options
+            .identity_rules
+            .push(IdentityRule::parse(pattern, key)?);
+    }
+    Ok(options)
+}
+
+#[test]
+fn identity_rules_pair_items_by_their_key() -> R {
+    // GitHub commits keyed by `sha`: one new commit at the top is one change, not a cascade.
+    let a = r#"{"commits":[{"sha":"b2","m":"two"},{"sha":"a1","m":"one"}]}"#;
+    let b =
+        r#"{"commits":[{"sha":"c3","m":"three"},{"sha":"b2","m":"two"},{"sha":"a1","m":"one"}]}"#;
+    assert_eq!(full(a, b)?.len(), 5, "position pairing cascades");
+    let options = with_rules(&[("$.commits", "sha")])?;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        one("$.commits[sha=c3]", T::Added, S::Info)
+    );
+    // The rule replaces the default list: `id` is there but `number` pairs.
+    let a = r#"[{"id":1,"number":7,"t":"a"},{"id":2,"number":8,"t":"b"}]"#;
+    let b = r#"[{"id":3,"number":8,"t":"b"},{"id":4,"number":7,"t":"a"}]"#;
+    let options = with_rules(&[("$", "number")])?;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        vec![
+            ("$[number=7].id".into(), T::Changed, S::Info),
+            ("$[number=8].id".into(), T::Changed, S::Info),
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn identity_rules_with_nested_and_descendant_patterns() -> R {
+    let a =
+        r#"{"invoices":[{"id":"in_1","lines":{"data":[{"line":"x","q":1},{"line":"y","q":1}]}}]}"#;
+    let b =
+        r#"{"invoices":[{"id":"in_1","lines":{"data":[{"line":"y","q":1},{"line":"x","q":2}]}}]}"#;
+    for rules in [
+        vec![("$..lines.data", "line")],
+        vec![("$.invoices[].lines.data", "line")],
+        vec![("$.invoices[id=in_1].lines.data", "line")],
+    ] {
+        let options = with_rules(&rules)?;
+        assert_eq!(
+            triples(&run(a, b, &options)?),
+            one(
+                "$.invoices[id=in_1].lines.data[line=x].q",
+                T::Changed,
+                S::Info
+            ),
+            "{rules:?}"
+        );
+    }
+    // A rule for another array, or for an ancestor, does not apply here: position pairing.
+    for rules in [
+        vec![("$.invoices[id=in_2].lines.data", "line")],
+        vec![("$.invoices", "line")],
+        vec![("$..lines", "line")],
+    ] {
+        let options = with_rules(&rules)?;
+        assert_eq!(
+            run(a, b, &options)?.changes.len(),
+            3,
+            "{rules:?}: [0].line, [0].q... by position"
+        );
+    }
+    // The first matching rule wins.
+    let options = with_rules(&[("$..data", "line"), ("$..lines.data", "q")])?;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        one(
+            "$.invoices[id=in_1].lines.data[line=x].q",
+            T::Changed,
+            S::Info
+        )
+    );
+    Ok(())
+}
+
+#[test]
+fn identity_rule_keys_that_do_not_fit_fall_back_to_position() -> R {
+    let options = with_rules(&[("$.c", "sha")])?;
+    // Not unique within an array: position, not the default keys (`id` would have fitted).
+    let a = r#"{"c":[{"id":1,"sha":"s","v":1},{"id":2,"sha":"s","v":2}]}"#;
+    let b = r#"{"c":[{"id":2,"sha":"s","v":2},{"id":1,"sha":"s","v":1}]}"#;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        vec![
+            ("$.c[0].id".into(), T::Changed, S::Info),
+            ("$.c[0].v".into(), T::Changed, S::Info),
+            ("$.c[1].id".into(), T::Changed, S::Info),
+            ("$.c[1].v".into(), T::Changed, S::Info),
+        ]
+    );
+    // Absent from one item: position.
+    let a = r#"{"c":[{"sha":"a","v":1},{"sha":"b","v":2}]}"#;
+    let b = r#"{"c":[{"sha":"b","v":2},{"v":1}]}"#;
+    let r = run(a, b, &options)?;
+    assert!(
+        r.changes.iter().all(|c| c.path.starts_with("$.c[0]")
+            || c.path.starts_with("$.c[1]")
+            || c.path.starts_with("$.c[]")),
+        "{:?}",
+        triples(&r)
+    );
+    assert!(r.changes.iter().any(|c| c.path == "$.c[1].sha"));
+    // Not a scalar (an object, null, a boolean): position.
+    let a = r#"{"c":[{"sha":{"x":1},"v":1}]}"#;
+    let b = r#"{"c":[{"sha":{"x":1},"v":2}]}"#;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        one("$.c[0].v", T::Changed, S::Info)
+    );
+    // Keyed when it fits: numbers and strings.
+    let a = r#"{"c":[{"sha":1,"v":1},{"sha":"a","v":1}]}"#;
+    let b = r#"{"c":[{"sha":"a","v":1},{"sha":1,"v":2}]}"#;
+    assert_eq!(
+        triples(&run(a, b, &options)?),
+        one("$.c[sha=1].v", T::Changed, S::Info)
+    );
+    Ok(())
+}
+
+// ---- Messages ---------------------------------------------------------------------------------
+
+/// Why a message does not read as a person would write it, if it does not.
+fn unreadable(message: &str) -> Option<String> {
+    if message.trim().is_empty() || message.trim() != message || message.contains('\n') {
+        return Some("empty, padded or several lines".into());
+    }
+    if message.chars().count() > 160 {
+        return Some("longer than 160 characters".into());
+    }
+    for debug in [
+        "Some(", "None", "Str(", "Num(", "Token(", "Json(", "String(", "Number(", "::", "\\\"",
+        "{ ", "Rule", "DiffMode", "JsonType",
+    ] {
+        if message.contains(debug) {
+            return Some(format!("Rust Debug rendering {debug:?}"));
+        }
+    }
+    if message.contains('|') {
+        return Some("a type set written with `|` (write `integer or string`)".into());
+    }
+    let mut parts = Vec::new();
+    let mut rest = message;
+    while let Some(open) = rest.find('(') {
+        let Some(close) = rest[open..].find(')') else {
+            return Some("unbalanced parenthesis".into());
+        };
+        let part = &rest[open..open + close + 1];
+        if parts.contains(&part) {
+            return Some(format!("{part} repeated"));
+        }
+        parts.push(part);
+        rest = &rest[open + close + 1..];
+    }
+    if parts.len() > 1 {
+        return Some(format!("{} parenthesised parts", parts.len()));
+    }
+    let words: Vec<&str> = message.split_whitespace().collect();
+    if let Some(w) = words.windows(2).find(|w| w[0].eq_ignore_ascii_case(w[1])) {
+        return Some(format!("word {:?} twice in a row", w[0]));
+    }
+    for twice in ["was", "now", "removed", "added", "changed", "items"] {
+        if words
+            .iter()
+            .filter(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == twice)
+            .count()
+            > 1
+        {
+            return Some(format!("{twice:?} said twice"));
+        }
+    }
+    None
+}
+
+fn body_case(a: &str, b: &str, mode: DiffMode) -> Result<Report, Box<dyn std::error::Error>> {
+    run(a, b, &Options::with_mode(mode))
+}
+
+fn response_case(
+    a: (u16, &[(&str, &str)]),
+    b: Option<(u16, &[(&str, &str)])>,
+    text: Option<(&str, &str)>,
+) -> Result<Report, Box<dyn std::error::Error>> {
+    let hs = |h: &[(&str, &str)]| -> Vec<(String, String)> {
+        h.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let body = |t: Option<&str>| match t {
+        Some(t) => Body::Text(TextBody::of(t.as_bytes())),
+        None => Body::Json(Json::Null),
+    };
+    let x = Input::response(a.0, hs(a.1), body(text.map(|t| t.0)));
+    let y = match b {
+        Some(b) => Input::response(b.0, hs(b.1), body(text.map(|t| t.1))),
+        None => Input::no_response("connection refused"),
+    };
+    Ok(diff(&x, &y, &Options::with_mode(DiffMode::Full))?)
+}
+
+const CONTRACT_SPEC: &str = r#"{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/u":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"object","properties":{"id":{"type":"integer"}}}}}}}}}}}"#;
+
+#[test]
+fn every_rule_of_the_table_says_its_change_once_in_plain_words() -> R {
+    use DiffMode::{Full as F, Schema as Sc};
+    let mut cases: Vec<(Rule, Report)> = vec![
+        (
+            Rule::FieldRemoved,
+            body_case(r#"{"email":"ada@example.com"}"#, "{}", F)?,
+        ),
+        (Rule::FieldRemoved, body_case(r#"{"e":null}"#, "{}", F)?),
+        (Rule::FieldRemoved, body_case(r#"{"e":{"x":1}}"#, "{}", F)?),
+        (
+            Rule::FieldRemoved,
+            body_case(r#"[{"o":1}]"#, "[{},{}]", Sc)?,
+        ),
+        (Rule::FieldRemoved, body_case(r#"[{"o":1}]"#, "[{}]", Sc)?),
+        (
+            Rule::FieldRemovedFromSome,
+            body_case(r#"[{"e":1},{"e":2}]"#, r#"[{"e":1},{}]"#, Sc)?,
+        ),
+        (
+            Rule::FieldGoneFromSome,
+            body_case(r#"[{"o":1},{}]"#, "[{},{}]", Sc)?,
+        ),
+        (Rule::FieldAdded, body_case("{}", r#"{"b":"x"}"#, F)?),
+        (Rule::FieldAdded, body_case("{}", r#"{"b":[1]}"#, F)?),
+        (
+            Rule::FieldAdded,
+            body_case("[{}]", r#"[{"b":1},{"b":"s"}]"#, Sc)?,
+        ),
+        (
+            Rule::FieldAddedInSome,
+            body_case("[{},{}]", r#"[{"o":1},{}]"#, Sc)?,
+        ),
+        (
+            Rule::TypeChanged,
+            body_case(r#"{"v":1}"#, r#"{"v":"1"}"#, F)?,
+        ),
+        (
+            Rule::TypeChanged,
+            body_case(
+                r#"[{"v":1},{"v":2}]"#,
+                r#"[{"v":1},{"v":"x"},{"v":"y"}]"#,
+                Sc,
+            )?,
+        ),
+        (
+            Rule::TypeChanged,
+            body_case(r#"[{"v":1},{"v":"a"}]"#, r#"[{"v":true}]"#, Sc)?,
+        ),
+        (
+            Rule::IntegerToNumber,
+            body_case(r#"{"v":1}"#, r#"{"v":1.5}"#, F)?,
+        ),
+        (
+            Rule::IntegerToNumber,
+            body_case(r#"[{"v":1}]"#, r#"[{"v":1},{"v":2.5}]"#, Sc)?,
+        ),
+        (
+            Rule::NumberToInteger,
+            body_case(r#"{"v":1.5}"#, r#"{"v":2}"#, F)?,
+        ),
+        (
+            Rule::BecameNull,
+            body_case(r#"{"v":"alpha"}"#, r#"{"v":null}"#, F)?,
+        ),
+        (
+            Rule::BecameNull,
+            body_case(r#"[{"v":"a"}]"#, r#"[{"v":null}]"#, Sc)?,
+        ),
+        (
+            Rule::BecameNull,
+            body_case(r#"[{"v":"a"}]"#, r#"[{"v":"a"},{"v":null}]"#, Sc)?,
+        ),
+        (
+            Rule::BecameNonNull,
+            body_case(r#"{"v":null}"#, r#"{"v":3}"#, F)?,
+        ),
+        (
+            Rule::BecameNonNull,
+            body_case(r#"[{"v":null}]"#, r#"[{"v":null},{"v":"s"}]"#, Sc)?,
+        ),
+        (
+            Rule::ValueChanged,
+            body_case(r#"{"v":"alpha"}"#, r#"{"v":"omega"}"#, F)?,
+        ),
+        (
+            Rule::ItemRemoved,
+            body_case(r#"[{"id":1},{"id":2}]"#, r#"[{"id":1}]"#, F)?,
+        ),
+        (
+            Rule::ItemAdded,
+            body_case(r#"[{"id":1}]"#, r#"[{"id":1},{"id":"a b"}]"#, F)?,
+        ),
+        (Rule::ElementRemoved, body_case("[1,2]", "[1]", F)?),
+        (Rule::ElementAdded, body_case("[1]", r#"[1,{"a":1}]"#, F)?),
+        (
+            Rule::TextBodyChanged,
+            response_case((200, &[]), Some((200, &[])), Some(("a", "b")))?,
+        ),
+        (
+            Rule::StatusLeft2xx,
+            response_case((200, &[]), Some((503, &[])), None)?,
+        ),
+        (Rule::NoResponse, response_case((200, &[]), None, None)?),
+        (
+            Rule::StatusChanged,
+            response_case((200, &[]), Some((201, &[])), None)?,
+        ),
+        (
+            Rule::ContentTypeNotJson,
+            response_case(
+                (200, &[("content-type", "application/json")]),
+                Some((200, &[("content-type", "text/html")])),
+                None,
+            )?,
+        ),
+        (
+            Rule::ContentTypeChanged,
+            response_case(
+                (200, &[("content-type", "application/json")]),
+                Some((200, &[("content-type", "application/problem+json")])),
+                None,
+            )?,
+        ),
+        (
+            Rule::DeprecationAppeared,
+            response_case(
+                (200, &[]),
+                Some((200, &[("sunset", "Sat, 1 Jan 2028")])),
+                None,
+            )?,
+        ),
+        (
+            Rule::DeprecationDisappeared,
+            response_case((200, &[("deprecation", "true")]), Some((200, &[])), None)?,
+        ),
+        (
+            Rule::HeaderPresence,
+            response_case((200, &[]), Some((200, &[("etag", "\"x\"")])), None)?,
+        ),
+    ];
+    let contract = contract::Contract::from_openapi(CONTRACT_SPEC, "GET /u", None)?;
+    cases.push((
+        Rule::ContractViolation,
+        contract
+            .validator()?
+            .check(&json!({"id": "1"}), &Options::default()),
+    ));
+    let mut seen = std::collections::HashSet::new();
+    let mut problems = Vec::new();
+    for (rule, report) in &cases {
+        let found: Vec<&DiffChange> = report
+            .changes
+            .iter()
+            .filter(|c| c.change_type == rule.change_type() && c.severity == rule.severity())
+            .collect();
+        assert_eq!(found.len(), 1, "{}: {:?}", rule.id(), report.changes);
+        let change = found[0];
+        seen.insert(rule.id());
+        if let Some(why) = unreadable(&change.message) {
+            problems.push(format!("{}: {:?}: {why}", rule.id(), change.message));
+        }
+        // Body values stay in oldValue/newValue: the message never repeats them.
+        if change.path.starts_with('$') && *rule != Rule::ContractViolation {
+            for v in [&change.old_value, &change.new_value].into_iter().flatten() {
+                if let Value::String(s) = v
+                    && s.len() >= 3
+                    && change.message.contains(s.as_str())
+                {
+                    problems.push(format!(
+                        "{}: {:?} repeats the value",
+                        rule.id(),
+                        change.message
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let missing: Vec<&str> = Rule::ALL
+        .iter()
+        .map(|r| r.id())
+        .filter(|id| !seen.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a message case: {missing:?}"
+    );
+    // The check itself catches what the issue found.
+    for bad in [
+        "field removed (was null) (was null)",
+        "field removed (was string) (was \"ada@…\")",
+        "type changed from Some(Integer) to string",
+        "type changed from integer to integer|string",
+        "element 1 removed removed",
+    ] {
+        assert!(unreadable(bad).is_some(), "{bad}");
+    }
+    Ok(())
+}
+
+#[test]
+fn messages_read_naturally() -> R {
+    let msg = |a: &str, b: &str, mode| -> Result<Vec<String>, Box<dyn std::error::Error>> {
+        Ok(body_case(a, b, mode)?
+            .changes
+            .into_iter()
+            .map(|c| c.message)
+            .collect())
+    };
+    use DiffMode::{Full as F, Schema as Sc};
+    assert_eq!(msg(r#"{"e":null}"#, "{}", F)?, ["field removed (was null)"]);
+    assert_eq!(
+        msg(r#"{"e":"ada@example.com"}"#, "{}", F)?,
+        ["field removed (was a string)"]
+    );
+    assert_eq!(msg("{}", r#"{"e":1}"#, F)?, ["field added (an integer)"]);
+    assert_eq!(
+        msg(r#"{"v":1}"#, r#"{"v":"1"}"#, F)?,
+        ["type changed from integer to string"]
+    );
+    assert_eq!(
+        msg(r#"{"v":null}"#, r#"{"v":"x"}"#, F)?,
+        ["no longer null, now a string"]
+    );
+    assert_eq!(
+        msg(
+            r#"[{"v":1},{"v":2}]"#,
+            r#"[{"v":1},{"v":"x"},{"v":"y"}]"#,
+            Sc
+        )?,
+        ["type changed from integer to string in 2 of 3 items"]
+    );
+    assert_eq!(
+        msg(r#"[{"e":1},{"e":2}]"#, r#"[{"e":1},{}]"#, Sc)?,
+        ["field missing from 1 of 2 items"]
+    );
+    assert_eq!(
+        msg(r#"[{"o":1}]"#, "[{},{}]", Sc)?,
+        ["field removed from every item (was an integer)"]
+    );
+    assert_eq!(
+        msg("[{},{}]", r#"[{"o":1},{"o":"s"}]"#, Sc)?,
+        ["field added in all 2 items (an integer or a string)"]
+    );
+    assert_eq!(
+        msg(r#"[{"id":1},{"id":2}]"#, r#"[{"id":1}]"#, F)?,
+        ["item removed"]
+    );
+    assert_eq!(
+        msg("[1,2]", "[1]", F)?,
+        ["element removed (was an integer)"]
+    );
+    Ok(())
+}
+
+// ---- Grouping -----------------------------------------------------------------------------------
+
+#[test]
+fn changes_sharing_a_normalised_path_and_type_group_together() -> R {
+    let a = r#"{"u":[{"id":1,"e":"a","n":1},{"id":2,"e":"b","n":1},{"id":3,"e":"c","n":1}],"s":[[1],[2]]}"#;
+    let b = r#"{"u":[{"id":1,"n":2},{"id":2,"n":1},{"id":3,"n":"x"}],"s":[[1,5],[2,6]]}"#;
+    let r = run(a, b, &Options::with_mode(DiffMode::Full))?;
+    let groups = group_changes(&r.changes);
+    let summary: Vec<(String, T, S, usize, Vec<String>)> = groups
+        .iter()
+        .map(|g| {
+            (
+                g.path.clone(),
+                g.change_type,
+                g.severity,
+                g.count(),
+                g.items.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (
+                "$.u[].e".into(),
+                T::Removed,
+                S::Breaking,
+                3,
+                vec!["[id=1]".into(), "[id=2]".into(), "[id=3]".into()]
+            ),
+            (
+                "$.u[].n".into(),
+                T::Changed,
+                S::Info,
+                1,
+                vec!["[id=1]".into()]
+            ),
+            (
+                "$.u[].n".into(),
+                T::TypeChanged,
+                S::Breaking,
+                1,
+                vec!["[id=3]".into()]
+            ),
+            (
+                "$.s[][]".into(),
+                T::Added,
+                S::Info,
+                2,
+                vec!["[0][1]".into(), "[1][1]".into()]
+            ),
+        ]
+    );
+    // Every change is in exactly one group, in order.
+    let mut all: Vec<usize> = groups.iter().flat_map(|g| g.indices.clone()).collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..r.changes.len()).collect::<Vec<_>>());
+    assert_eq!(groups[0].message, r.changes[groups[0].indices[0]].message);
+    // Status, headers and plain paths are groups of one.
+    assert!(group_changes(&[]).is_empty());
+    Ok(())
 }

@@ -1,11 +1,12 @@
 //! Properties of the engine (issue 3): `diff(x, x)` is empty in both modes; arbitrary pairs never
 //! panic; permuting a keyed array changes nothing in full mode; every change's path resolves in
 //! the baseline (removed) or the current document (added); counts equal the tallies; ids are
-//! stable and independent of object key order.
+//! stable and independent of object key order; full mode covers every breaking and warning change
+//! of schema mode (D20).
 
 use apidrift_diff::{
-    ChangeType, DiffMode, Json, Options, PatternSeg, Report, Severity, diff_bodies, parse,
-    parse_segments,
+    ChangeType, DiffMode, Json, Options, PatternSeg, Report, Severity, diff_bodies, normalise_path,
+    parse, parse_segments,
 };
 use proptest::prelude::*;
 use std::borrow::Cow;
@@ -61,31 +62,99 @@ fn modes() -> [Options; 2] {
     ]
 }
 
-/// Resolves a full-mode change path in a document.
-fn resolve<'a>(doc: &'a Json<'a>, path: &str) -> Option<&'a Json<'a>> {
-    let segs = parse_segments(path.strip_prefix('$')?).ok()?;
-    let mut at = doc;
-    for seg in segs {
-        at = match (seg, at) {
-            (PatternSeg::Key(k), Json::Object(m)) => &m.iter().find(|(name, _)| *name == k)?.1,
-            (PatternSeg::Index(i), Json::Array(items)) => items.get(i)?,
-            (PatternSeg::Ident { key, value }, Json::Array(items)) => {
-                items.iter().find(|item| {
-                    let Json::Object(m) = item else { return false };
-                    m.iter().any(|(k, v)| {
-                        *k == key
-                            && match v {
-                                Json::String(s) => *s == value,
-                                Json::Number(n) => *n == value,
-                                _ => false,
-                            }
-                    })
-                })?
-            }
-            _ => return None,
-        };
+/// True when a full-mode change path resolves in a document; a merged segment `[]` (full mode's
+/// merged-shape pass, D20) resolves when some element resolves the rest.
+fn resolves(doc: &Json<'_>, path: &str) -> bool {
+    let Some(segs) = path
+        .strip_prefix('$')
+        .and_then(|rest| parse_segments(rest).ok())
+    else {
+        return false;
+    };
+    resolves_at(doc, &segs)
+}
+
+fn resolves_at(at: &Json<'_>, segs: &[PatternSeg]) -> bool {
+    let Some((seg, rest)) = segs.split_first() else {
+        return true;
+    };
+    match (seg, at) {
+        (PatternSeg::Key(k), Json::Object(m)) => m
+            .iter()
+            .find(|(name, _)| name == k)
+            .is_some_and(|(_, v)| resolves_at(v, rest)),
+        (PatternSeg::Index(i), Json::Array(items)) => {
+            items.get(*i).is_some_and(|v| resolves_at(v, rest))
+        }
+        (PatternSeg::AnyElement, Json::Array(items)) => items.iter().any(|v| resolves_at(v, rest)),
+        (PatternSeg::Ident { key, value }, Json::Array(items)) => items
+            .iter()
+            .find(|item| {
+                let Json::Object(m) = item else { return false };
+                m.iter().any(|(k, v)| {
+                    k == key
+                        && match v {
+                            Json::String(s) => s == value,
+                            Json::Number(n) => n == value,
+                            _ => false,
+                        }
+                })
+            })
+            .is_some_and(|v| resolves_at(v, rest)),
+        _ => false,
     }
-    Some(at)
+}
+
+/// Every breaking or warning change of schema mode has a full-mode change at the same normalised
+/// path or at an ancestor of it, with at least the same severity (D20). Returns the first
+/// schema change that is not covered.
+fn uncovered(x: &Json<'_>, y: &Json<'_>) -> Option<String> {
+    let schema = diff_bodies(x, y, &Options::with_mode(DiffMode::Schema)).ok()?;
+    let full = diff_bodies(x, y, &Options::with_mode(DiffMode::Full)).ok()?;
+    let found: Vec<(String, Severity)> = full
+        .changes
+        .iter()
+        .map(|c| (normalise_path(&c.path).path, c.severity))
+        .collect();
+    let covers = |at: &str, path: &str| {
+        path == at
+            || (path.starts_with(at) && matches!(path.as_bytes().get(at.len()), Some(b'.' | b'[')))
+    };
+    schema
+        .changes
+        .iter()
+        .filter(|c| c.severity >= Severity::Warning)
+        .find(|c| {
+            !found
+                .iter()
+                .any(|(at, severity)| *severity >= c.severity && covers(at, &c.path))
+        })
+        .map(|c| format!("{} {} {}", c.path, c.change_type, c.severity))
+}
+
+/// Documents whose arrays hold objects keyed by `id` (ids drawn from a small set, so that items
+/// are kept, removed, added and re-keyed between two draws).
+fn keyed_doc() -> impl Strategy<Value = Json<'static>> {
+    const IDS: &[&str] = &["1", "2", "3", "4", "\"a\""];
+    let item = (
+        prop::sample::select(IDS),
+        prop::collection::vec((prop::sample::select(&KEYS[2..]), json()), 0..4),
+    )
+        .prop_map(|(id, fields)| {
+            let id = match id.strip_prefix('"') {
+                Some(s) => Json::String(Cow::Borrowed(s.trim_end_matches('"'))),
+                None => Json::Number(id),
+            };
+            let mut m = vec![("id", id)];
+            m.extend(fields);
+            dedup(m)
+        });
+    prop::collection::vec(item, 0..6).prop_map(|items| {
+        Json::Object(Box::new([(
+            Cow::Borrowed("data"),
+            Json::Array(items.into_boxed_slice()),
+        )]))
+    })
 }
 
 fn reversed(doc: &Json<'static>) -> Json<'static> {
@@ -144,8 +213,8 @@ proptest! {
             for change in &report.changes {
                 prop_assert_eq!(&change.id, &apidrift_diff::change_id(&change.path, change.change_type));
                 if options.mode == DiffMode::Full {
-                    let in_old = resolve(&x, &change.path).is_some();
-                    let in_new = resolve(&y, &change.path).is_some();
+                    let in_old = resolves(&x, &change.path);
+                    let in_new = resolves(&y, &change.path);
                     match change.change_type {
                         ChangeType::Removed => prop_assert!(in_old, "{} not in baseline", change.path),
                         ChangeType::Added => prop_assert!(in_new, "{} not in current", change.path),
@@ -192,6 +261,16 @@ proptest! {
             let report = diff_bodies(&doc(a.clone()), &doc(b.clone()), &options);
             prop_assert_eq!(report.map(|r| r.changes), Ok(vec![]));
         }
+    }
+
+    #[test]
+    fn full_mode_covers_schema_mode(x in json(), y in json()) {
+        prop_assert_eq!(uncovered(&x, &y), None);
+    }
+
+    #[test]
+    fn full_mode_covers_schema_mode_on_keyed_arrays(x in keyed_doc(), y in keyed_doc()) {
+        prop_assert_eq!(uncovered(&x, &y), None);
     }
 
     #[test]
