@@ -360,14 +360,174 @@ fn text_markdown_and_github_formats() -> R {
         "diff", &a, &b, "--mode", "full", "--format", "github",
     ]));
     let lines: Vec<&str> = gh.lines().collect();
+    // The annotations name the current file (D20).
+    let file = b.replace(':', "%3A").replace(',', "%2C");
     assert!(
-        lines[0].starts_with("::error title=apidrift breaking type_changed::$.a"),
+        lines[0].starts_with(&format!(
+            "::error file={file},title=apidrift breaking type_changed::$.a"
+        )),
         "{gh}"
     );
     assert!(lines[1].starts_with("::notice "), "{gh}");
     assert!(gh.contains("apidrift: 3 changes"));
     let none = stdout(&run(&["diff", &a, &a, "--format", "markdown"]));
     assert_eq!(none.trim(), "### apidrift: no changes");
+    Ok(())
+}
+
+#[test]
+fn people_formats_group_changes_and_json_stays_one_per_path() -> R {
+    let d = Dir::new("groups")?;
+    let a = d.file(
+        "a.json",
+        r#"{"users":[{"id":1,"email":"a@x.test"},{"id":2,"email":"b@x.test"},{"id":3,"email":null}],"gone":null,"who":"ada@example.com"}"#,
+    )?;
+    let b = d.file("b.json", r#"{"users":[{"id":1},{"id":2},{"id":3}]}"#)?;
+    let out = run(&["diff", &a, &b, "--mode", "full"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "BREAKING  $.users[].email  removed  field removed (was a string) — 3 items: [id=1], [id=2], [id=3]",
+            "BREAKING  $.gone  removed  field removed (was null)",
+            "BREAKING  $.who  removed  field removed (was a string) — value \"ada@example.com\"",
+            "5 changes: 5 breaking, 0 warning, 0 info",
+        ]
+    );
+    let md = stdout(&run(&[
+        "diff", &a, &b, "--mode", "full", "--format", "markdown",
+    ]));
+    assert!(
+        md.contains(
+            "| `$.users[].email` | field removed (was a string) — 3 items: [id=1], [id=2], [id=3] |"
+        ),
+        "{md}"
+    );
+    let out = run_with_stdin(
+        &["diff", &a, "-", "--mode", "full", "--format", "github"],
+        br#"{"users":[{"id":1},{"id":2},{"id":3}]}"#,
+    );
+    let gh = stdout(&out);
+    // Standard input is not a file: the annotations name the baseline file.
+    let file = a.replace(':', "%3A").replace(',', "%2C");
+    assert!(
+        gh.starts_with(&format!(
+            "::error file={file},title=apidrift breaking removed::$.users[].email: field removed (was a string) — 3 items: [id=1], [id=2], [id=3]\n"
+        )),
+        "{gh}"
+    );
+    let v = json_out(&run(&[
+        "diff", &a, &b, "--mode", "full", "--format", "json",
+    ]))?;
+    assert_eq!(v["changeCount"], json!(5));
+    assert_eq!(v["changes"][0]["path"], json!("$.users[id=1].email"));
+    assert_eq!(
+        v["changes"][0]["message"],
+        json!("field removed (was a string)")
+    );
+    Ok(())
+}
+
+#[test]
+fn identity_keys_pair_items_and_bad_rules_exit_2() -> R {
+    let d = Dir::new("identity")?;
+    let a = d.file(
+        "a.json",
+        r#"{"commits":[{"sha":"b2","message":"two"},{"sha":"a1","message":"one"}]}"#,
+    )?;
+    let b = d.file(
+        "b.json",
+        r#"{"commits":[{"sha":"c3","message":"three"},{"sha":"b2","message":"two"},{"sha":"a1","message":"one"}]}"#,
+    )?;
+    // By position, one new commit at the top changes every commit.
+    let v = json_out(&run(&[
+        "diff", &a, &b, "--mode", "full", "--format", "json",
+    ]))?;
+    assert_eq!(v["changeCount"], json!(5));
+    let out = run(&[
+        "diff",
+        &a,
+        &b,
+        "--mode",
+        "full",
+        "--format",
+        "json",
+        "--identity-key",
+        "$.commits=sha",
+        "--identity-key",
+        "$..pulls=number",
+    ]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let v = json_out(&out)?;
+    assert_eq!(v["changeCount"], json!(1));
+    assert_eq!(v["changes"][0]["path"], json!("$.commits[sha=c3]"));
+    assert_eq!(v["changes"][0]["type"], json!("added"));
+    for (bad, needle) in [
+        ("$.commits", "write PATTERN=KEY"),
+        ("commits=sha", "starts with `$`"),
+        ("$.commits=s h", "must be a member name"),
+        ("status=id", "starts with `$`"),
+        ("$.a b=id", "has spaces"),
+    ] {
+        let out = run(&["diff", &a, &b, "--mode", "full", "--identity-key", bad]);
+        assert_eq!(code(&out), Some(2), "{bad}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+        assert!(
+            err.contains("invalid identity rule") && err.contains(needle),
+            "{bad}: {err}"
+        );
+        assert!(stdout(&out).is_empty());
+    }
+    Ok(())
+}
+
+/// `<workspace root>/../shared/realworld`, or `None` (with a note) when it is absent outside CI.
+fn realworld() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/realworld");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "../shared/realworld not found at {} (required when CI is set)",
+        dir.display()
+    );
+    println!("skipped: ../shared/realworld not found");
+    None
+}
+
+#[test]
+fn full_mode_gates_the_stripe_invoice_whose_line_items_lost_fields() -> R {
+    let Some(dir) = realworld() else {
+        return Ok(());
+    };
+    let d = Dir::new("stripe")?;
+    let invoice = |file: &str| -> Result<String, Box<dyn std::error::Error>> {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(file))?)?;
+        Ok(doc["resources"]["invoice"].to_string())
+    };
+    let a = d.file(
+        "invoice-2022.json",
+        &invoice("stripe-fixtures3-2022-04.json")?,
+    )?;
+    let b = d.file("invoice-2026.json", &invoice("stripe-fixtures3-2026.json")?)?;
+    for mode in ["schema", "full"] {
+        let out = run(&["diff", &a, &b, "--mode", mode, "--format", "json"]);
+        assert_eq!(code(&out), Some(1), "{mode}: {}", stderr(&out));
+        let v = json_out(&out)?;
+        let lost: Vec<&str> = v["changes"]
+            .as_array()
+            .ok_or("changes")?
+            .iter()
+            .filter(|c| c["severity"] == json!("breaking") && c["type"] == json!("removed"))
+            .filter_map(|c| c["path"].as_str())
+            .filter(|p| p.starts_with("$.lines.data[]."))
+            .collect();
+        assert_eq!(lost.len(), 7, "{mode}: {lost:?}");
+    }
     Ok(())
 }
 

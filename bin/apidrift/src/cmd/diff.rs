@@ -3,8 +3,8 @@
 //! `--fail-on`, 1 when one does, 2 on bad input.
 
 use super::CliError;
-use super::gate::{FailOn, Format, finish, name, read_input};
-use apidrift_diff::{DiffMode, IgnorePattern, Options, read_document};
+use super::gate::{FailOn, Format, annotation_file, finish_for, name, read_input};
+use apidrift_diff::{DiffMode, IdentityRule, IgnorePattern, Options, read_document};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -27,6 +27,12 @@ pub struct DiffArgs {
     /// `$..traceId`, `status`, `headers.etag`). Repeatable.
     #[arg(long = "ignore", value_name = "PATTERN")]
     pub ignore: Vec<String>,
+    /// Full mode: pair the items of the arrays matching PATTERN by KEY instead of the default
+    /// keys (`id`, `uuid`, `key`, `slug`, `name`, `code`, `_id`), e.g. `$.commits=sha` or
+    /// `$..lines.data=id`. Items whose KEY values are not unique strings or numbers are paired by
+    /// position. Repeatable; the first matching rule wins.
+    #[arg(long = "identity-key", value_name = "PATTERN=KEY")]
+    pub identity_key: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,12 +53,19 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         .map(|p| IgnorePattern::parse(p))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError(e.to_string()))?;
+    let identity_rules = args
+        .identity_key
+        .iter()
+        .map(|spec| IdentityRule::parse_spec(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError(e.to_string()))?;
     let options = Options {
         mode: match args.mode {
             Mode::Schema => DiffMode::Schema,
             Mode::Full => DiffMode::Full,
         },
         ignore,
+        identity_rules,
         ..Options::default()
     };
     let old_text = read_input(&args.baseline)?;
@@ -62,7 +75,8 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
     let new =
         read_document(&new_text).map_err(|e| CliError(format!("{}: {e}", name(&args.current))))?;
     let report = apidrift_diff::diff(&old, &new, &options).map_err(|e| CliError(e.to_string()))?;
-    let code = finish(&report, args.format, args.fail_on);
+    let file = annotation_file(&args.baseline, &args.current);
+    let code = finish_for(&report, args.format, args.fail_on, file);
     // The documents are large and about to be freed by the exit: skip the drop.
     std::mem::forget(old);
     std::mem::forget(new);
