@@ -286,7 +286,9 @@ impl<'a> Walker<'_, '_, 'a> {
         match ta {
             JsonType::Object => self.objects(a, b, depth),
             JsonType::Array => match self.options.mode {
-                DiffMode::Full if self.in_array => self.arrays(a.elements(), b.elements(), depth),
+                DiffMode::Full if self.in_array => {
+                    self.arrays(a.elements(), b.elements(), depth, None)
+                }
                 DiffMode::Full => self.outermost(a.elements(), b.elements(), depth),
                 DiffMode::Schema => self.merged(a.elements(), b.elements(), depth),
             },
@@ -442,7 +444,8 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         self.in_array = true;
         self.em.start_coverage();
-        let result = self.arrays(ea, eb, depth);
+        let mut shapes = ItemShapes::default();
+        let result = self.arrays(ea, eb, depth, Some(&mut shapes));
         self.in_array = false;
         let coverage = self.em.take_coverage();
         result?;
@@ -451,10 +454,7 @@ impl<'a> Walker<'_, '_, 'a> {
         if coverage.is_empty() {
             return Ok(());
         }
-        let (Some(sa), Some(sb)) = (
-            Shape::merge_at(ea, depth + 1)?,
-            Shape::merge_at(eb, depth + 1)?,
-        ) else {
+        let Some((sa, sb)) = shapes.finish() else {
             return Ok(());
         };
         let mut base = crate::path::render(&self.path, None);
@@ -476,6 +476,7 @@ impl<'a> Walker<'_, '_, 'a> {
         ea: &'a [J],
         eb: &'a [J],
         depth: usize,
+        mut shapes: Option<&mut ItemShapes>,
     ) -> Result<(), DiffError> {
         if ea.is_empty() && eb.is_empty() {
             return Ok(());
@@ -487,22 +488,27 @@ impl<'a> Walker<'_, '_, 'a> {
                 match map_b.get(&ident_key(value)) {
                     Some(&j) => {
                         seen[j] = true;
-                        self.path.push(seg);
-                        let result = self.value(item, &eb[j], depth + 1);
-                        self.path.pop();
-                        result?;
+                        self.pair(item, &eb[j], seg, depth, shapes.as_deref_mut())?;
                     }
-                    None => self.em.body(
-                        &self.path,
-                        Some(seg),
-                        Pending::new(Rule::ItemRemoved, "item removed")
-                            .values(item.leaf_value(), None)
-                            .types(Some(item.json_type().as_str().into()), None),
-                    ),
+                    None => {
+                        if let Some(s) = shapes.as_deref_mut() {
+                            s.old.add(item, depth + 1)?;
+                        }
+                        self.em.body(
+                            &self.path,
+                            Some(seg),
+                            Pending::new(Rule::ItemRemoved, "item removed")
+                                .values(item.leaf_value(), None)
+                                .types(Some(item.json_type().as_str().into()), None),
+                        );
+                    }
                 }
             }
             for ((item, value), seen) in eb.iter().zip(&vb).zip(&seen) {
                 if !seen {
+                    if let Some(s) = shapes.as_deref_mut() {
+                        s.new.add(item, depth + 1)?;
+                    }
                     self.em.body(
                         &self.path,
                         Some(Seg::Ident { key, value: *value }),
@@ -516,12 +522,12 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         let common = ea.len().min(eb.len());
         for i in 0..common {
-            self.path.push(Seg::Index(i));
-            let result = self.value(&ea[i], &eb[i], depth + 1);
-            self.path.pop();
-            result?;
+            self.pair(&ea[i], &eb[i], Seg::Index(i), depth, shapes.as_deref_mut())?;
         }
         for (i, item) in ea.iter().enumerate().skip(common) {
+            if let Some(s) = shapes.as_deref_mut() {
+                s.old.add(item, depth + 1)?;
+            }
             let t = item.json_type();
             self.em.body(
                 &self.path,
@@ -535,6 +541,9 @@ impl<'a> Walker<'_, '_, 'a> {
             );
         }
         for (i, item) in eb.iter().enumerate().skip(common) {
+            if let Some(s) = shapes.as_deref_mut() {
+                s.new.add(item, depth + 1)?;
+            }
             let t = item.json_type();
             self.em.body(
                 &self.path,
@@ -543,6 +552,33 @@ impl<'a> Walker<'_, '_, 'a> {
                     .values(None, item.leaf_value())
                     .types(None, Some(t.as_str().into())),
             );
+        }
+        Ok(())
+    }
+
+    /// Compares one pair of items; for an outermost array, adds them to the item shapes.
+    #[inline]
+    fn pair<J: JsonNode>(
+        &mut self,
+        a: &'a J,
+        b: &'a J,
+        seg: Seg<'a>,
+        depth: usize,
+        shapes: Option<&mut ItemShapes>,
+    ) -> Result<(), DiffError> {
+        let before = self.em.recorded();
+        self.path.push(seg);
+        let result = self.value(a, b, depth + 1);
+        self.path.pop();
+        result?;
+        if let Some(s) = shapes {
+            if self.em.recorded() == before {
+                // No change anywhere in the pair: both items have the same shape.
+                s.same.add(a, depth + 1)?;
+            } else {
+                s.old.add(a, depth + 1)?;
+                s.new.add(b, depth + 1)?;
+            }
         }
         Ok(())
     }
@@ -562,6 +598,27 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut path: Vec<Seg<'_>> = self.path.clone();
         path.push(Seg::Merged);
         shape::compare(self.em, &mut path, &sa, &sb, None, depth + 1)
+    }
+}
+
+/// The merged element shapes of an outermost array, built while its items are paired: a pair
+/// with no change anywhere below it has the same shape on both sides, so it is merged once into
+/// `same`; changed pairs and unpaired items go to `old` and `new`.
+#[derive(Default)]
+struct ItemShapes {
+    same: Shape,
+    old: Shape,
+    new: Shape,
+}
+
+impl ItemShapes {
+    /// The merged shapes of both arrays; `None` when either array is empty (no element shape).
+    fn finish(self) -> Option<(Shape, Shape)> {
+        let mut old = self.same.clone();
+        old.absorb(&self.old);
+        let mut new = self.same;
+        new.absorb(&self.new);
+        (old.count > 0 && new.count > 0).then_some((old, new))
     }
 }
 

@@ -309,6 +309,8 @@ pub(crate) struct Emitter<'o> {
     any_exact: bool,
     /// Set while full mode walks the items of an outermost array.
     coverage: Option<Coverage>,
+    /// How many body changes were recorded into `coverage`.
+    recorded: usize,
 }
 
 impl Sink for Emitter<'_> {
@@ -325,7 +327,13 @@ impl<'o> Emitter<'o> {
             exact: Vec::new(),
             any_exact: false,
             coverage: None,
+            recorded: 0,
         }
+    }
+
+    /// How many body changes have been recorded for coverage so far.
+    pub(crate) fn recorded(&self) -> usize {
+        self.recorded
     }
 
     /// Starts recording the normalised paths of body changes.
@@ -354,6 +362,7 @@ impl<'o> Emitter<'o> {
 
     pub(crate) fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending) {
         if let Some(coverage) = &mut self.coverage {
+            self.recorded += 1;
             let severity = pending.rule.severity();
             let at = coverage
                 .entry(crate::path::render_normalised(path, last))

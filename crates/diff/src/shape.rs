@@ -248,6 +248,23 @@ impl Shape {
         Ok(())
     }
 
+    /// Merges another shape into this one (as if its values had been added here).
+    pub(crate) fn absorb(&mut self, other: &Shape) {
+        self.count += other.count;
+        for t in JsonType::ALL {
+            self.types.0[t.index()] += other.types.get(t);
+        }
+        for (pos, field) in other.fields.iter().enumerate() {
+            let slot = self.slot(pos, &field.name);
+            let mine = &mut self.fields[slot];
+            mine.count += field.count;
+            mine.shape.absorb(&field.shape);
+        }
+        if let Some(el) = &other.elements {
+            self.elements.get_or_insert_with(Box::default).absorb(el);
+        }
+    }
+
     fn slot(&mut self, pos: usize, key: &str) -> usize {
         if self.fields.get(pos).is_some_and(|f| f.name == key) {
             return pos;
@@ -560,6 +577,20 @@ mod tests {
         assert_eq!(el.fields[1].count, 1);
         assert_eq!(el.fields[0].shape.type_set().to_string(), "integer|string");
         assert!(shape.fields[1].shape.elements.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn absorbing_shapes_equals_merging_their_values() -> Result<(), Box<dyn std::error::Error>> {
+        let x: serde_json::Value = serde_json::from_str(r#"{"a":1,"b":[{"c":null}],"d":"s"}"#)?;
+        let y: serde_json::Value = serde_json::from_str(r#"{"a":"t","b":[{"c":2},{"e":[]}]}"#)?;
+        let mut absorbed = Shape::infer(&x)?;
+        absorbed.absorb(&Shape::infer(&y)?);
+        let merged = Shape::merge(&[x, y])?.ok_or("no shape")?;
+        assert_eq!(absorbed, merged);
+        let mut empty = Shape::default();
+        empty.absorb(&merged);
+        assert_eq!(empty, merged);
         Ok(())
     }
 }

@@ -132,6 +132,26 @@ fn uncovered(x: &Json<'_>, y: &Json<'_>) -> Option<String> {
         .map(|c| format!("{} {} {}", c.path, c.change_type, c.severity))
 }
 
+/// The full-mode changes at merged paths (`[]`) that schema mode does not report exactly so
+/// (same path, type and severity): the merged-shape pass must find what schema mode finds.
+fn merged_not_in_schema(x: &Json<'_>, y: &Json<'_>) -> Vec<String> {
+    let key =
+        |c: &apidrift_diff::DiffChange| format!("{} {} {}", c.path, c.change_type, c.severity);
+    let (Ok(schema), Ok(full)) = (
+        diff_bodies(x, y, &Options::with_mode(DiffMode::Schema)),
+        diff_bodies(x, y, &Options::with_mode(DiffMode::Full)),
+    ) else {
+        return vec!["diff failed".into()];
+    };
+    let schema: Vec<String> = schema.changes.iter().map(key).collect();
+    full.changes
+        .iter()
+        .filter(|c| c.path.contains("[]"))
+        .map(key)
+        .filter(|k| !schema.contains(k))
+        .collect()
+}
+
 /// Documents whose arrays hold objects keyed by `id` (ids drawn from a small set, so that items
 /// are kept, removed, added and re-keyed between two draws).
 fn keyed_doc() -> impl Strategy<Value = Json<'static>> {
@@ -271,6 +291,12 @@ proptest! {
     #[test]
     fn full_mode_covers_schema_mode_on_keyed_arrays(x in keyed_doc(), y in keyed_doc()) {
         prop_assert_eq!(uncovered(&x, &y), None);
+        prop_assert_eq!(merged_not_in_schema(&x, &y), Vec::<String>::new());
+    }
+
+    #[test]
+    fn full_mode_merged_changes_are_schema_changes(x in json(), y in json()) {
+        prop_assert_eq!(merged_not_in_schema(&x, &y), Vec::<String>::new());
     }
 
     #[test]
