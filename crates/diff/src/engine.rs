@@ -454,7 +454,7 @@ impl<'a> Walker<'_, '_, 'a> {
         if coverage.is_empty() {
             return Ok(());
         }
-        let Some((sa, sb)) = shapes.finish() else {
+        let Some((sa, sb)) = shapes.finish(ea, depth + 1)? else {
             return Ok(());
         };
         let mut base = crate::path::render(&self.path, None);
@@ -483,15 +483,16 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         if let Some((key, va, vb, map_b)) = self.identity(ea, eb) {
             let mut seen = vec![false; eb.len()];
-            for (item, value) in ea.iter().zip(&va) {
+            for (i, (item, value)) in ea.iter().zip(&va).enumerate() {
                 let seg = Seg::Ident { key, value: *value };
                 match map_b.get(&ident_key(value)) {
                     Some(&j) => {
                         seen[j] = true;
-                        self.pair(item, &eb[j], seg, depth, shapes.as_deref_mut())?;
+                        self.pair(i, item, &eb[j], seg, depth, shapes.as_deref_mut())?;
                     }
                     None => {
                         if let Some(s) = shapes.as_deref_mut() {
+                            s.active = true;
                             s.old.add(item, depth + 1)?;
                         }
                         self.em.body(
@@ -507,6 +508,7 @@ impl<'a> Walker<'_, '_, 'a> {
             for ((item, value), seen) in eb.iter().zip(&vb).zip(&seen) {
                 if !seen {
                     if let Some(s) = shapes.as_deref_mut() {
+                        s.active = true;
                         s.new.add(item, depth + 1)?;
                     }
                     self.em.body(
@@ -522,10 +524,18 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         let common = ea.len().min(eb.len());
         for i in 0..common {
-            self.pair(&ea[i], &eb[i], Seg::Index(i), depth, shapes.as_deref_mut())?;
+            self.pair(
+                i,
+                &ea[i],
+                &eb[i],
+                Seg::Index(i),
+                depth,
+                shapes.as_deref_mut(),
+            )?;
         }
         for (i, item) in ea.iter().enumerate().skip(common) {
             if let Some(s) = shapes.as_deref_mut() {
+                s.active = true;
                 s.old.add(item, depth + 1)?;
             }
             let t = item.json_type();
@@ -542,6 +552,7 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         for (i, item) in eb.iter().enumerate().skip(common) {
             if let Some(s) = shapes.as_deref_mut() {
+                s.active = true;
                 s.new.add(item, depth + 1)?;
             }
             let t = item.json_type();
@@ -560,6 +571,7 @@ impl<'a> Walker<'_, '_, 'a> {
     #[inline]
     fn pair<J: JsonNode>(
         &mut self,
+        index: usize,
         a: &'a J,
         b: &'a J,
         seg: Seg<'a>,
@@ -571,16 +583,11 @@ impl<'a> Walker<'_, '_, 'a> {
         let result = self.value(a, b, depth + 1);
         self.path.pop();
         result?;
-        if let Some(s) = shapes {
-            if self.em.recorded() == before {
-                // No change anywhere in the pair: both items have the same shape.
-                s.same.add(a, depth + 1)?;
-            } else {
-                s.old.add(a, depth + 1)?;
-                s.new.add(b, depth + 1)?;
-            }
+        match shapes {
+            // No change recorded while walking the pair: both items have the same shape.
+            Some(s) => s.pair(index, a, b, self.em.recorded() != before, depth + 1),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn merged<J: JsonNode>(
@@ -603,22 +610,56 @@ impl<'a> Walker<'_, '_, 'a> {
 
 /// The merged element shapes of an outermost array, built while its items are paired: a pair
 /// with no change anywhere below it has the same shape on both sides, so it is merged once into
-/// `same`; changed pairs and unpaired items go to `old` and `new`.
+/// `same`; changed pairs and unpaired items go to `old` and `new`. Until the first change the
+/// unchanged pairs are only counted (`pending`, their baseline positions): an array without a
+/// change needs no shape at all.
 #[derive(Default)]
 struct ItemShapes {
     same: Shape,
     old: Shape,
     new: Shape,
+    pending: Vec<usize>,
+    active: bool,
 }
 
 impl ItemShapes {
+    /// A pair of items: `index` is the baseline item's position.
+    fn pair<J: JsonNode>(
+        &mut self,
+        index: usize,
+        a: &J,
+        b: &J,
+        changed: bool,
+        depth: usize,
+    ) -> Result<(), DiffError> {
+        if changed {
+            self.active = true;
+            self.old.add(a, depth)?;
+            self.new.add(b, depth)
+        } else if self.active {
+            self.same.add(a, depth)
+        } else {
+            self.pending.push(index);
+            Ok(())
+        }
+    }
+
     /// The merged shapes of both arrays; `None` when either array is empty (no element shape).
-    fn finish(self) -> Option<(Shape, Shape)> {
+    fn finish<J: JsonNode>(
+        mut self,
+        ea: &[J],
+        depth: usize,
+    ) -> Result<Option<(Shape, Shape)>, DiffError> {
+        for &i in &self.pending {
+            if let Some(item) = ea.get(i) {
+                self.same.add(item, depth)?;
+            }
+        }
         let mut old = self.same.clone();
         old.absorb(&self.old);
         let mut new = self.same;
         new.absorb(&self.new);
-        (old.count > 0 && new.count > 0).then_some((old, new))
+        Ok((old.count > 0 && new.count > 0).then_some((old, new)))
     }
 }
 

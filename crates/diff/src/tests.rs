@@ -1559,7 +1559,8 @@ fn full_mode_merged_changes_count_every_item_as_schema_mode_does() -> R {
     // Items 0 and 1 are unchanged; item 2 gains `v` as a string. The merged-shape change counts
     // all three items, as schema mode does.
     let a = r#"{"d":[{"v":1},{"v":2},{}],"k":[{"id":1,"x":1},{"id":2,"x":2},{"id":3}]}"#;
-    let b = r#"{"d":[{"v":1},{"v":2},{"v":"s"}],"k":[{"id":1,"x":1},{"id":2,"x":2},{"id":4,"x":"s"}]}"#;
+    let b =
+        r#"{"d":[{"v":1},{"v":2},{"v":"s"}],"k":[{"id":1,"x":1},{"id":2,"x":2},{"id":4,"x":"s"}]}"#;
     let full_changes = changes(a, b, DiffMode::Full)?;
     let schema_changes = changes(a, b, DiffMode::Schema)?;
     let merged: Vec<(&str, &str)> = full_changes
@@ -1574,7 +1575,10 @@ fn full_mode_merged_changes_count_every_item_as_schema_mode_does() -> R {
                 "$.d[].v",
                 "type changed from integer to string in 1 of 3 items"
             ),
-            ("$.k[].x", "type changed from integer to string in 1 of 3 items"),
+            (
+                "$.k[].x",
+                "type changed from integer to string in 1 of 3 items"
+            ),
         ]
     );
     let schema: Vec<(&str, &str)> = schema_changes
