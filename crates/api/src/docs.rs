@@ -57,7 +57,11 @@ pub struct ScheduleDoc {
 #[schema(as = EndpointCreate)]
 pub struct EndpointCreateDoc {
     /// Display name, 1 to 200 characters (surrounding spaces are trimmed), no control characters.
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$"
+    )]
     pub name: String,
     /// Absolute http or https URL; private, loopback and link-local hosts are rejected.
     #[schema(format = "uri", max_length = 2048)]
@@ -100,7 +104,11 @@ pub struct EndpointCreateDoc {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(as = EndpointPatch)]
 pub struct EndpointPatchDoc {
-    #[schema(min_length = 1, max_length = 200, pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$"
+    )]
     pub name: Option<String>,
     #[schema(format = "uri", max_length = 2048)]
     pub url: Option<String>,
