@@ -132,6 +132,7 @@ pub(crate) fn render_normalised(segs: &[Seg<'_>], last: Option<Seg<'_>>) -> Stri
 /// A change path with its element segments normalised to `[]`, and the element selectors that
 /// were replaced (`[id=42]`, `[3]`), in path order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NormalisedPath {
     /// The path with every keyed or positional element segment written `[]`
     /// (`$.users[id=42].email` → `$.users[].email`). Paths that are not body paths (`status`,

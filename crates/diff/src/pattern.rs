@@ -8,6 +8,7 @@ use crate::path::{IdentValue, Seg};
 /// the pattern (`invalid ignore pattern "meta": a pattern starts with ...`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} {pattern:?}: {reason}")]
+#[non_exhaustive]
 pub struct PatternError {
     /// What was being parsed.
     pub kind: PatternKind,
@@ -18,6 +19,7 @@ pub struct PatternError {
 
 /// What a [`PatternError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PatternKind {
     /// An `ignorePaths` entry / `--ignore`.
     Ignore,

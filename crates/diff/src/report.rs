@@ -175,6 +175,7 @@ impl Report {
 /// type, for people: one drift seen in many items is one group with a count. The wire form
 /// ([`Report::to_json`], the API) stays one change per path.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ChangeGroup {
     /// The normalised path (`$.users[].email`; `status`, `headers.etag` as they are).
     pub path: String,

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 /// Why volatile fields cannot be learned from a set of samples. One line; it names the path and
 /// the kind of difference, never a value of the body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum VolatileError {
     /// A sample differs from the first one in shape (a member, an item or an element appears or
     /// disappears, or a type changes), not only in its leaf values.
