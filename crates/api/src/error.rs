@@ -1,7 +1,7 @@
 //! [`ApiError`]: every failure of the API, answered as `{"error": "<reason>"}` with
 //! `Content-Type: application/json` (D5).
 
-use crate::ratelimit::RateInfo;
+use crate::gcra::RateInfo;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
@@ -44,7 +44,7 @@ pub enum ApiError {
     #[error("{0}")]
     UnsupportedMediaType(String),
     /// 429: a rate limit was exceeded.
-    #[error("rate limit exceeded: retry in {}", seconds(.0.retry_after))]
+    #[error("rate limit exceeded: retry in {}", .0.wait_text())]
     RateLimited(RateInfo),
     /// 503: the server cannot serve the request now (no sealing key, database down).
     #[error("{0}")]
@@ -109,15 +109,6 @@ impl ResponseError for ApiError {
             _ => {}
         }
         json_error(response, &self.to_string())
-    }
-}
-
-/// `1 second`, `2 seconds`: a duration in words.
-pub fn seconds(n: u64) -> String {
-    if n == 1 {
-        "1 second".to_owned()
-    } else {
-        format!("{n} seconds")
     }
 }
 

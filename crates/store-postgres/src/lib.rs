@@ -334,21 +334,27 @@ impl Store for PgStore {
         .await)
     }
 
-    async fn rate_limit_take(
+    async fn rate_limit_read(
         &self,
         key: &str,
-        interval_nanos: i64,
-        tolerance_nanos: i64,
-    ) -> Result<Option<apidrift_store::RateLimitOutcome>, StoreError> {
+    ) -> Result<Option<apidrift_store::RateLimitRow>, StoreError> {
         apidrift_store::text::refuse_nul("rate_limits.key", key)?;
-        plain!(self, |c| queries::rate_limit_take(
-            c,
-            key,
-            interval_nanos,
-            tolerance_nanos
-        )
-        .await
-        .map(Some))
+        plain!(self, |c| queries::rate_limit_read(c, key).await.map(Some))
+    }
+
+    async fn rate_limit_swap(
+        &self,
+        key: &str,
+        old: Option<i64>,
+        new: i64,
+    ) -> Result<bool, StoreError> {
+        apidrift_store::text::refuse_nul("rate_limits.key", key)?;
+        plain!(self, |c| queries::rate_limit_swap(c, key, old, new).await)
+    }
+
+    async fn rate_limit_give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError> {
+        apidrift_store::text::refuse_nul("rate_limits.key", key)?;
+        plain!(self, |c| queries::rate_limit_give_back(c, key, nanos).await)
     }
 
     async fn create_endpoints(

@@ -970,49 +970,60 @@ pub async fn replace_sealed_value(
 }
 
 #[derive(QueryableByName)]
-struct RateStep {
+struct RateRow {
     #[diesel(sql_type = Int8)]
     now_nanos: i64,
     #[diesel(sql_type = Nullable<Int8>)]
-    old_tat: Option<i64>,
-    #[diesel(sql_type = Nullable<Int8>)]
-    new_tat: Option<i64>,
+    tat: Option<i64>,
 }
 
-/// One GCRA step in one statement (see `Store::rate_limit_take`). The conflict update locks the
-/// key's row and re-checks against its current TAT, so concurrent requests on every instance
-/// never pass more than the burst; a possibly stale `old` can only refuse what the row would
-/// refuse too (TATs only grow).
-pub async fn rate_limit_take(
-    c: &mut Conn,
-    key: &str,
-    interval: i64,
-    tolerance: i64,
-) -> Result<apidrift_store::RateLimitOutcome> {
-    let step: RateStep = diesel::sql_query(
-        "WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8 AS n), \
-         old AS (SELECT tat FROM rate_limits WHERE key = $1), \
-         up AS ( \
-           INSERT INTO rate_limits (key, tat) \
-           SELECT $1, GREATEST(COALESCE((SELECT tat FROM old), n), n) + $2 FROM clock \
-           WHERE GREATEST(COALESCE((SELECT tat FROM old), n), n) + $2 - n <= $3 \
-           ON CONFLICT (key) DO UPDATE \
-           SET tat = GREATEST(rate_limits.tat, (SELECT n FROM clock)) + $2 \
-           WHERE GREATEST(rate_limits.tat, (SELECT n FROM clock)) + $2 - (SELECT n FROM clock) <= $3 \
-           RETURNING tat) \
-         SELECT (SELECT n FROM clock) AS now_nanos, (SELECT tat FROM old) AS old_tat, \
-                (SELECT tat FROM up) AS new_tat",
+/// The database clock (nanoseconds since the Unix epoch) and `key`'s TAT, in one read-only
+/// statement (see `Store::rate_limit_read`).
+pub async fn rate_limit_read(c: &mut Conn, key: &str) -> Result<apidrift_store::RateLimitRow> {
+    let row: RateRow = diesel::sql_query(
+        "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8 AS now_nanos, \
+                (SELECT tat FROM rate_limits WHERE key = $1) AS tat",
     )
     .bind::<Text, _>(key)
-    .bind::<Int8, _>(interval)
-    .bind::<Int8, _>(tolerance)
     .get_result(c)
     .await?;
-    Ok(apidrift_store::RateLimitOutcome::from_tats(
-        step.now_nanos,
-        step.old_tat,
-        step.new_tat,
-        interval,
-        tolerance,
-    ))
+    Ok(apidrift_store::RateLimitRow {
+        now_nanos: row.now_nanos,
+        tat: row.tat,
+    })
+}
+
+/// Compare-and-swap of `key`'s TAT in one statement (see `Store::rate_limit_swap`): the update
+/// re-reads the row it locks, so of two instances swapping from the same `old` exactly one writes.
+pub async fn rate_limit_swap(c: &mut Conn, key: &str, old: Option<i64>, new: i64) -> Result<bool> {
+    let written = match old {
+        Some(old) => {
+            diesel::sql_query("UPDATE rate_limits SET tat = $3 WHERE key = $1 AND tat = $2")
+                .bind::<Text, _>(key)
+                .bind::<Int8, _>(old)
+                .bind::<Int8, _>(new)
+                .execute(c)
+                .await?
+        }
+        None => {
+            diesel::sql_query(
+                "INSERT INTO rate_limits (key, tat) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+            )
+            .bind::<Text, _>(key)
+            .bind::<Int8, _>(new)
+            .execute(c)
+            .await?
+        }
+    };
+    Ok(written == 1)
+}
+
+/// Moves `key`'s TAT back by `nanos` (unspent leased units handed back).
+pub async fn rate_limit_give_back(c: &mut Conn, key: &str, nanos: i64) -> Result<()> {
+    diesel::sql_query("UPDATE rate_limits SET tat = tat - $2 WHERE key = $1")
+        .bind::<Text, _>(key)
+        .bind::<Int8, _>(nanos)
+        .execute(c)
+        .await?;
+    Ok(())
 }

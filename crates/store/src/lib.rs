@@ -350,19 +350,35 @@ pub trait Store:
 
     // ---------------------------------------------------------------- rate limits
 
-    /// Rate limits shared by every instance on the database (D17): one GCRA step for `key` in
-    /// ONE statement, on the database's clock. A request fits when the key's theoretical arrival
-    /// time (TAT), advanced by `interval_nanos`, stays within `tolerance_nanos` of now; a refused
-    /// request leaves the TAT alone. `Ok(None)` means this adapter keeps no shared state (the
-    /// default; SQLite is one process, so the API limits in memory).
-    async fn rate_limit_take(
+    /// Rate limits shared by every instance on the database (D17): the database clock now and
+    /// `key`'s stored theoretical arrival time (TAT, nanoseconds since the Unix epoch; `None` when
+    /// the key has no row), read without any write. `Ok(None)` means this adapter keeps no shared
+    /// state (the default; SQLite is one process, so the API limits in memory). The GCRA
+    /// arithmetic, and how many units an instance leases at once, live above the store.
+    async fn rate_limit_read(&self, key: &str) -> Result<Option<RateLimitRow>, StoreError> {
+        let _ = key;
+        Ok(None)
+    }
+
+    /// Compare-and-swap of `key`'s TAT: writes `new` only when the stored TAT is still `old`
+    /// (`None`: only when the key has no row yet), in one statement. Returns whether it wrote;
+    /// `false` means another instance moved the TAT first (read again and retry). Adapters that
+    /// answer `Some` from [`Store::rate_limit_read`] must implement it.
+    async fn rate_limit_swap(
         &self,
         key: &str,
-        interval_nanos: i64,
-        tolerance_nanos: i64,
-    ) -> Result<Option<RateLimitOutcome>, StoreError> {
-        let _ = (key, interval_nanos, tolerance_nanos);
-        Ok(None)
+        old: Option<i64>,
+        new: i64,
+    ) -> Result<bool, StoreError> {
+        let _ = (key, old, new);
+        Ok(false)
+    }
+
+    /// Moves `key`'s TAT back by `nanos` in one statement (an instance handing back leased units
+    /// it did not spend). A missing key is left alone.
+    async fn rate_limit_give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError> {
+        let _ = (key, nanos);
+        Ok(())
     }
 
     // ---------------------------------------------------------------- key rotation

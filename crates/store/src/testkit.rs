@@ -1675,6 +1675,69 @@ impl Canary {
     }
 }
 
+/// Shared rate-limit state (D17): a read never writes, the swap is a compare-and-swap of which
+/// exactly one of several concurrent writers from the same value wins, and a give-back moves the
+/// TAT back. Adapters without shared state answer `None` and write nothing.
+pub async fn rate_limit_state(store: Arc<dyn Store>) -> TestResult {
+    let key = "00000000-0000-0000-0000-000000000001:reads";
+    let Some(first) = store.rate_limit_read(key).await? else {
+        // In-process limits (SQLite): nothing is stored.
+        store.rate_limit_give_back(key, 5).await?;
+        assert!(!store.rate_limit_swap(key, None, 1).await?);
+        assert_eq!(store.rate_limit_read(key).await?, None);
+        return Ok(());
+    };
+    assert_eq!(first.tat, None, "a fresh key has no row");
+    let wall = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)?
+            .as_nanos(),
+    )?;
+    assert!(
+        (first.now_nanos - wall).abs() < 60_000_000_000,
+        "the database clock is in nanoseconds since the epoch"
+    );
+    // Giving back to a missing key leaves it missing.
+    store.rate_limit_give_back(key, 5).await?;
+    assert_eq!(store.rate_limit_read(key).await?.and_then(|r| r.tat), None);
+    let x = first.now_nanos + 1_000;
+    assert!(store.rate_limit_swap(key, None, x).await?, "insert when absent");
+    assert!(!store.rate_limit_swap(key, None, x + 1).await?, "absent no more");
+    assert!(!store.rate_limit_swap(key, Some(x - 1), x + 2).await?, "stale old value");
+    let again = store.rate_limit_read(key).await?.ok_or("row vanished")?;
+    assert_eq!(again.tat, Some(x));
+    assert!(again.now_nanos >= first.now_nanos);
+    assert!(store.rate_limit_swap(key, Some(x), x + 500).await?);
+    store.rate_limit_give_back(key, 200).await?;
+    let tat = store.rate_limit_read(key).await?.and_then(|r| r.tat);
+    assert_eq!(tat, Some(x + 300));
+    // Keys are independent.
+    let other = "00000000-0000-0000-0000-000000000002:reads";
+    assert_eq!(store.rate_limit_read(other).await?.and_then(|r| r.tat), None);
+    // Eight concurrent swaps from the same value: exactly one writes.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..8i64 {
+        let store = store.clone();
+        tasks.spawn(async move { store.rate_limit_swap(key, Some(x + 300), x + 1_000 + i).await });
+    }
+    let mut won = Vec::new();
+    let mut i = 0i64;
+    while let Some(joined) = tasks.join_next().await {
+        if joined?? {
+            won.push(i);
+        }
+        i += 1;
+    }
+    assert_eq!(won.len(), 1, "exactly one concurrent swap wins");
+    let tat = store
+        .rate_limit_read(key)
+        .await?
+        .and_then(|r| r.tat)
+        .ok_or("row vanished")?;
+    assert!((x + 1_000..x + 1_008).contains(&tat));
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per conformance case.
 ///
 /// `setup` is an async fn returning
@@ -1702,6 +1765,7 @@ macro_rules! conformance_suite {
             accept_diffs,
             sealed_values_rewrap,
             concurrent_writers,
+            rate_limit_state,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {

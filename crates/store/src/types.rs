@@ -507,48 +507,13 @@ pub fn changes_from_json(value: Value) -> Result<Vec<DiffChange>, crate::StoreEr
 
 // -------------------------------------------------------------------- rate limits
 
-/// Result of [`crate::Store::rate_limit_take`].
+/// What [`crate::Store::rate_limit_read`] sees: the database clock and a key's stored TAT, both
+/// in nanoseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimitOutcome {
-    pub allowed: bool,
-    /// Requests still allowed right now.
-    pub remaining: u32,
-    /// Nanoseconds until the whole burst is available again.
-    pub reset_nanos: i64,
-    /// Nanoseconds until one request fits (0 when allowed).
-    pub retry_nanos: i64,
-}
-
-impl RateLimitOutcome {
-    /// The outcome of a GCRA step at `now` whose stored TAT was `previous` and whose new TAT
-    /// (written only when the request fitted) is `written`.
-    pub fn from_tats(
-        now: i64,
-        previous: Option<i64>,
-        written: Option<i64>,
-        interval_nanos: i64,
-        tolerance_nanos: i64,
-    ) -> Self {
-        let interval = interval_nanos.max(1);
-        match written {
-            Some(tat) => RateLimitOutcome {
-                allowed: true,
-                remaining: u32::try_from((tolerance_nanos - (tat - now)).max(0) / interval)
-                    .unwrap_or(u32::MAX),
-                reset_nanos: (tat - now).max(0),
-                retry_nanos: 0,
-            },
-            None => {
-                let base = previous.unwrap_or(now).max(now);
-                RateLimitOutcome {
-                    allowed: false,
-                    remaining: 0,
-                    reset_nanos: base - now,
-                    retry_nanos: (base + interval - tolerance_nanos - now).max(0),
-                }
-            }
-        }
-    }
+pub struct RateLimitRow {
+    pub now_nanos: i64,
+    /// `None` when the key has no row (a full budget).
+    pub tat: Option<i64>,
 }
 
 // -------------------------------------------------------------------- sealed values

@@ -122,9 +122,14 @@ async fn serve(
     let shared = store.backend() == Backend::Postgres;
     let mut state = AppState::new(service, limits)
         .with_metrics_token(settings.metrics.token.as_ref().map(|t| t.expose()));
+    let mut leased = None;
     if shared {
-        // Every instance on the database shares the per-workspace budgets (D17).
-        state = state.with_limiter(Arc::new(StoreLimiter::new(store)));
+        // Every instance on the database shares the per-workspace budgets, leased in
+        // batches; unspent units go back after a second, and all of them at shutdown.
+        let limiter = Arc::new(StoreLimiter::new(store));
+        limiter.spawn_give_backs();
+        state = state.with_limiter(limiter.clone());
+        leased = Some(limiter);
     }
     let app = Application::build(state, &settings.server.bind, settings.server.workers)
         .map_err(|e| CliError(format!("cannot listen on {}: {e}", settings.server.bind)))?;
@@ -133,6 +138,9 @@ async fn serve(
     say(&format!("apidrift: listening on http://{addr}"));
     say(&format!("apidrift: console at http://{addr}/console"));
     let served = app.run().await;
+    if let Some(limiter) = leased {
+        limiter.give_back_all().await;
+    }
     if let Some(w) = worker {
         w.stop().await;
     }

@@ -199,7 +199,7 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
                 StatusCode::TOO_MANY_REQUESTS,
                 Some(&format!(
                     "Too many login attempts: try again in {}.",
-                    crate::error::seconds(info.retry_after)
+                    info.wait_text()
                 )),
                 &email,
             );
