@@ -1254,6 +1254,132 @@ fn postgres_instances_share_the_budget() -> TestResult {
     Ok(())
 }
 
+/// D17 across instances with batches larger than one unit (docs/api.md, "leased budgets and their
+/// tolerance"): two servers sharing a budget of 120 (a batch of at most c = 15) under a burst of
+/// 150 concurrent reads each pass between q − c + 1 = 106 and q = 120 together, never more; a
+/// graceful stop hands the unspent units back, so the database then holds exactly what passed.
+#[test]
+fn postgres_instances_share_a_leased_budget_within_the_tolerance() -> TestResult {
+    let Some(env) = Env::new(Backend::Postgres)? else {
+        return Ok(());
+    };
+    let ws = env.workspace("Leased", &[])?;
+    let token = env.token(&ws, "endpoints:read", "viewer")?;
+    let vars = [
+        ("APIDRIFT_LIMITS__READS_PER_MINUTE", "120"),
+        ("APIDRIFT_LIMITS__WINDOW_SECS", "3600"),
+    ];
+    let mut one = env.serve(&["--no-bootstrap", "--role", "api"], &vars)?;
+    let mut two = env.serve(&["--no-bootstrap", "--role", "api"], &vars)?;
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            concurrent(&one, &token, "/api/v1/endpoints", 150).map_err(|e| e.to_string())
+        });
+        let b =
+            s.spawn(|| concurrent(&two, &token, "/api/v1/diffs", 150).map_err(|e| e.to_string()));
+        (a.join(), b.join())
+    });
+    let a = a.map_err(|_| "thread panicked")??;
+    let b = b.map_err(|_| "thread panicked")??;
+    let passed = a.iter().chain(&b).filter(|r| r.status == 200).count();
+    let limited = a.iter().chain(&b).filter(|r| r.status == 429).count();
+    assert_eq!(passed + limited, 300);
+    assert!((106..=120).contains(&passed), "{passed} of 300 passed");
+    // Graceful stops: every unit leased and not spent goes back.
+    for server in [&mut one, &mut two] {
+        let status = server.terminate(Duration::from_secs(20))?;
+        assert!(status.success(), "{status:?}");
+    }
+    // The budget's TAT is now `passed` intervals (30 s each) ahead of when the burst started.
+    let ahead = psql(
+        &env.url,
+        &format!(
+            "SELECT (tat - (extract(epoch FROM clock_timestamp()) * 1000000000)::int8) \
+             / 30000000000 FROM rate_limits WHERE key = '{ws}:reads'"
+        ),
+    )?;
+    let ahead: usize = ahead.trim().parse()?;
+    assert!(
+        ahead + 1 == passed || ahead == passed,
+        "{ahead} intervals held for {passed} passed"
+    );
+    Ok(())
+}
+
+/// Reads perform no database write on PostgreSQL but the batched leases of the rate limits: after
+/// a warm-up, a burst of 50 concurrent reads (default limits: 120 a minute, batches of at most
+/// c = 15) writes only `rate_limits`, at most ⌈50/15⌉ + 4 (the batch size ramping 1, 2, 4, 8) + 1
+/// (the unspent units handed back a second later) = 9 times. Every row write to every table is
+/// counted by a trigger.
+#[test]
+fn postgres_reads_do_not_write() -> TestResult {
+    let Some(env) = Env::new(Backend::Postgres)? else {
+        return Ok(());
+    };
+    let ws = env.workspace("Quiet", &[])?;
+    let token = env.token(&ws, "endpoints:read", "viewer")?;
+    let server = env.serve(&["--no-bootstrap", "--role", "api"], &[])?;
+    psql(
+        &env.url,
+        "CREATE TABLE write_audit (id bigserial PRIMARY KEY, tbl text NOT NULL, op text NOT NULL);
+         CREATE FUNCTION audit_write() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN INSERT INTO write_audit (tbl, op) VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END
+         $$;
+         DO $$ DECLARE t text; BEGIN
+           FOR t IN SELECT tablename FROM pg_tables
+                    WHERE schemaname = 'public' AND tablename <> 'write_audit' LOOP
+             EXECUTE format('CREATE TRIGGER audit_write AFTER INSERT OR UPDATE OR DELETE ON %I
+                             FOR EACH ROW EXECUTE FUNCTION audit_write()', t);
+           END LOOP;
+         END $$;",
+    )?;
+    // The trigger sees writes: the warm-up leases budget and records the token's use.
+    for _ in 0..10 {
+        let res = server
+            .request("GET", "/api/v1/endpoints")
+            .bearer(&token)
+            .send()?;
+        assert_eq!(res.status, 200);
+    }
+    let warm = psql(
+        &env.url,
+        "SELECT string_agg(DISTINCT tbl, ',' ORDER BY tbl) || ' ' || max(id) FROM write_audit",
+    )?;
+    let (tables, last) = warm.trim().split_once(' ').ok_or("no writes seen")?;
+    assert_eq!(tables, "rate_limits,tokens");
+    let results = concurrent(&server, &token, "/api/v1/endpoints", 50)?;
+    assert!(results.iter().all(|r| r.status == 200));
+    // Unspent units go back after a second.
+    std::thread::sleep(Duration::from_millis(1600));
+    let writes = psql(
+        &env.url,
+        &format!(
+            "SELECT tbl || ':' || op, count(*) FROM write_audit WHERE id > {last} \
+             GROUP BY 1 ORDER BY 1"
+        ),
+    )?;
+    let mut total = 0;
+    for line in writes.lines() {
+        let (what, count) = line.split_once('|').ok_or("unexpected psql output")?;
+        assert_eq!(what, "rate_limits:UPDATE", "{writes}");
+        total += count.parse::<usize>()?;
+    }
+    assert!((1..=9).contains(&total), "{total} writes for 50 reads");
+    Ok(())
+}
+
+/// Runs SQL with psql and returns its unaligned output.
+fn psql(url: &str, sql: &str) -> Result<String, Box<dyn Error>> {
+    let out = Command::new("psql")
+        .args([url, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql])
+        .output()
+        .map_err(|e| format!("cannot run psql ({e}); install the PostgreSQL client tools"))?;
+    if !out.status.success() {
+        return Err(format!("psql failed: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
+
 /// The server's process id (for a signal sent while a request is in flight).
 fn server_pid(server: &Server) -> String {
     server.pid().to_string()
