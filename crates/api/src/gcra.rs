@@ -189,7 +189,6 @@ impl RateInfo {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

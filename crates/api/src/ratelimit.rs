@@ -291,8 +291,8 @@ impl SlotState {
         let t = quota.interval_nanos();
         let held = i64::from(self.units).saturating_mul(t);
         let pending = self.shared_ahead(now).saturating_sub(held).max(0);
-        let remaining = (quota.tolerance_nanos().saturating_sub(pending) / t)
-            .clamp(0, i64::from(quota.count));
+        let remaining =
+            (quota.tolerance_nanos().saturating_sub(pending) / t).clamp(0, i64::from(quota.count));
         let step = Step {
             allowed: true,
             tat: 0,
@@ -408,32 +408,30 @@ impl StoreLimiter {
 
     async fn give_back(&self, all: bool) {
         let now = self.clock.nanos();
-        let slots: Vec<(String, Arc<Slot>)> = {
+        // Collected under the map's lock (then each slot's: the only order both are taken in),
+        // handed back without it.
+        let owed: Vec<(String, i64)> = {
             let mut slots = lock(&self.slots);
             if slots.len() >= PRUNE_AT {
                 // Only this map holds a pruned slot, so no request can be using it.
-                slots.retain(|_, slot| {
-                    Arc::strong_count(slot) > 1 || !lock(&slot.state).idle(now)
-                });
+                slots.retain(|_, slot| Arc::strong_count(slot) > 1 || !lock(&slot.state).idle(now));
             }
             slots
                 .iter()
-                .map(|(key, slot)| (key.clone(), slot.clone()))
+                .filter_map(|(key, slot)| {
+                    let mut state = lock(&slot.state);
+                    if all {
+                        state.surrender();
+                    } else {
+                        state.expire(now);
+                    }
+                    let owed = std::mem::take(&mut state.owed);
+                    (owed > 0).then(|| (key.clone(), owed))
+                })
                 .collect()
         };
-        for (key, slot) in slots {
-            let owed = {
-                let mut state = lock(&slot.state);
-                if all {
-                    state.surrender();
-                } else {
-                    state.expire(now);
-                }
-                std::mem::take(&mut state.owed)
-            };
-            if owed > 0
-                && let Err(e) = self.tats.give_back(&key, owed).await
-            {
+        for (key, nanos) in owed {
+            if let Err(e) = self.tats.give_back(&key, nanos).await {
                 // The units stay spent in the database: the budget is only the smaller for it.
                 tracing::warn!(error = %e, "could not hand back unspent rate-limit units");
             }

@@ -996,25 +996,24 @@ pub async fn rate_limit_read(c: &mut Conn, key: &str) -> Result<apidrift_store::
 /// Compare-and-swap of `key`'s TAT in one statement (see `Store::rate_limit_swap`): the update
 /// re-reads the row it locks, so of two instances swapping from the same `old` exactly one writes.
 pub async fn rate_limit_swap(c: &mut Conn, key: &str, old: Option<i64>, new: i64) -> Result<bool> {
-    let written = match old {
-        Some(old) => {
-            diesel::sql_query("UPDATE rate_limits SET tat = $3 WHERE key = $1 AND tat = $2")
-                .bind::<Text, _>(key)
-                .bind::<Int8, _>(old)
-                .bind::<Int8, _>(new)
-                .execute(c)
-                .await?
-        }
-        None => {
-            diesel::sql_query(
+    let written =
+        match old {
+            Some(old) => {
+                diesel::sql_query("UPDATE rate_limits SET tat = $3 WHERE key = $1 AND tat = $2")
+                    .bind::<Text, _>(key)
+                    .bind::<Int8, _>(old)
+                    .bind::<Int8, _>(new)
+                    .execute(c)
+                    .await?
+            }
+            None => diesel::sql_query(
                 "INSERT INTO rate_limits (key, tat) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
             )
             .bind::<Text, _>(key)
             .bind::<Int8, _>(new)
             .execute(c)
-            .await?
-        }
-    };
+            .await?,
+        };
     Ok(written == 1)
 }
 

@@ -1701,9 +1701,18 @@ pub async fn rate_limit_state(store: Arc<dyn Store>) -> TestResult {
     store.rate_limit_give_back(key, 5).await?;
     assert_eq!(store.rate_limit_read(key).await?.and_then(|r| r.tat), None);
     let x = first.now_nanos + 1_000;
-    assert!(store.rate_limit_swap(key, None, x).await?, "insert when absent");
-    assert!(!store.rate_limit_swap(key, None, x + 1).await?, "absent no more");
-    assert!(!store.rate_limit_swap(key, Some(x - 1), x + 2).await?, "stale old value");
+    assert!(
+        store.rate_limit_swap(key, None, x).await?,
+        "insert when absent"
+    );
+    assert!(
+        !store.rate_limit_swap(key, None, x + 1).await?,
+        "absent no more"
+    );
+    assert!(
+        !store.rate_limit_swap(key, Some(x - 1), x + 2).await?,
+        "stale old value"
+    );
     let again = store.rate_limit_read(key).await?.ok_or("row vanished")?;
     assert_eq!(again.tat, Some(x));
     assert!(again.now_nanos >= first.now_nanos);
@@ -1713,12 +1722,19 @@ pub async fn rate_limit_state(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(tat, Some(x + 300));
     // Keys are independent.
     let other = "00000000-0000-0000-0000-000000000002:reads";
-    assert_eq!(store.rate_limit_read(other).await?.and_then(|r| r.tat), None);
+    assert_eq!(
+        store.rate_limit_read(other).await?.and_then(|r| r.tat),
+        None
+    );
     // Eight concurrent swaps from the same value: exactly one writes.
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..8i64 {
         let store = store.clone();
-        tasks.spawn(async move { store.rate_limit_swap(key, Some(x + 300), x + 1_000 + i).await });
+        tasks.spawn(async move {
+            store
+                .rate_limit_swap(key, Some(x + 300), x + 1_000 + i)
+                .await
+        });
     }
     let mut won = Vec::new();
     let mut i = 0i64;

@@ -213,7 +213,11 @@ async fn one_instance_passes_exactly_the_burst_with_few_writes() {
     let q = per_hour(120);
     let results = burst(&limiter, q, 500).await;
     assert_eq!(allowed(&results), 120, "exactly the burst passes");
-    assert!(results.iter().all(|r| r.as_ref().err().is_none_or(|&w| w >= 1)));
+    assert!(
+        results
+            .iter()
+            .all(|r| r.as_ref().err().is_none_or(|&w| w >= 1))
+    );
     // Batches of at most 15 units: at least 8 writes; the doubling start costs a few more.
     let writes = db.writes();
     assert!((8..=14).contains(&writes), "{writes} writes for 120 units");
@@ -233,7 +237,10 @@ async fn requests_one_after_another_lease_in_doubling_batches() {
     // A client reading every 40 ms: batches of 1, 2, 4, 8, then 15 (the cap), whatever the
     // quarter-second demand says.
     for i in 0..61 {
-        assert!(limiter.take(KEY, Class::Reads, q).await.is_ok(), "request {i}");
+        assert!(
+            limiter.take(KEY, Class::Reads, q).await.is_ok(),
+            "request {i}"
+        );
         db.clock.advance(40_000_000);
     }
     assert_eq!(db.writes(), 4 + 46usize.div_ceil(15));
@@ -303,7 +310,10 @@ async fn two_instances_share_the_budget_within_the_tolerance() {
     // Both instances see more demand than the budget, at the same moment.
     let (ra, rb) = tokio::join!(burst(&a, q, 150), burst(&b, q, 150));
     let passed = allowed(&ra) + allowed(&rb);
-    assert!(allowed(&ra) > 0 && allowed(&rb) > 0, "both instances served requests");
+    assert!(
+        allowed(&ra) > 0 && allowed(&rb) > 0,
+        "both instances served requests"
+    );
     // The requests that lost a race to the other instance read again.
     assert!(db.lost_swaps.load(Ordering::SeqCst) > 0);
     // Never more than the budget; fewer by at most what one instance leased and did not spend.
