@@ -42,12 +42,17 @@ pub struct EndpointAuthDoc {
     pub password: Option<String>,
 }
 
-/// A recurring check; requires the Starter plan or above.
+/// A recurring check; requires the Starter plan or above. Give `frequency`, or the extension
+/// `intervalSeconds` in its place (not both).
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 #[schema(as = EndpointSchedule)]
 pub struct ScheduleDoc {
     /// Any case is accepted; answered uppercase.
-    pub frequency: Frequency,
+    pub frequency: Option<Frequency>,
+    /// Extension: every so many seconds, 60 to 2592000, instead of a frequency.
+    #[schema(minimum = 60, maximum = 2592000)]
+    pub interval_seconds: Option<u32>,
 }
 
 /// One entry of `POST /endpoints`. Unknown fields are ignored. `ignorePaths` and `headers` are

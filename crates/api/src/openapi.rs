@@ -164,5 +164,10 @@ pub fn finish(mut doc: Value) -> Value {
             }
         }
     }
+    if let Some(Value::Object(schema)) =
+        doc.pointer_mut("/components/schemas/EndpointSchedule/properties/intervalSeconds")
+    {
+        schema.insert("x-apidrift-extension".into(), Value::Bool(true));
+    }
     doc
 }

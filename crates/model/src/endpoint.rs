@@ -1,7 +1,7 @@
 //! The endpoint resource, the create request's write-only credential block, and the envelopes of
 //! the endpoint routes.
 
-use crate::enums::{AuthType, DiffMode, Frequency, Health, HttpMethod};
+use crate::enums::{AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod};
 use crate::secret::SecretString;
 use crate::timestamp;
 use serde::{Deserialize, Serialize};
@@ -112,12 +112,49 @@ pub struct EndpointAuth {
     pub password: Option<SecretString>,
 }
 
-/// A recurring check (create request field `schedule`).
+/// A recurring check (create request field `schedule`): a named `frequency`, or
+/// `intervalSeconds` (60 to 2,592,000) in its place.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Schedule {
     /// How often the check runs.
-    pub frequency: Frequency,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<Frequency>,
+    /// Every so many seconds, instead of a frequency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u32>,
+}
+
+impl Schedule {
+    /// When the check runs, or `None` when the schedule names neither a frequency nor an
+    /// interval within the limits.
+    pub fn cadence(&self) -> Option<Cadence> {
+        match (self.frequency, self.interval_seconds) {
+            (Some(f), None) => Some(Cadence::Every(f)),
+            (None, Some(n))
+                if (Cadence::MIN_INTERVAL_SECONDS..=Cadence::MAX_INTERVAL_SECONDS).contains(&n) =>
+            {
+                Some(Cadence::Interval(n))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl From<Cadence> for Schedule {
+    fn from(c: Cadence) -> Schedule {
+        match c {
+            Cadence::Every(f) => Schedule {
+                frequency: Some(f),
+                interval_seconds: None,
+            },
+            Cadence::Interval(n) => Schedule {
+                frequency: None,
+                interval_seconds: Some(n),
+            },
+        }
+    }
 }
 
 /// The latest diff of an endpoint, embedded in `GET /endpoints/{id}`.

@@ -219,6 +219,76 @@ wire_enum! {
     read = |s| exact(&s.to_ascii_uppercase());
 }
 
+/// When a scheduled check runs: one of the named [`Frequency`]s, or every `n` seconds
+/// (`schedule.intervalSeconds`, from [`Cadence::MIN_INTERVAL_SECONDS`] to
+/// [`Cadence::MAX_INTERVAL_SECONDS`]).
+///
+/// ```
+/// use apidrift_model::{Cadence, Frequency};
+///
+/// assert_eq!(Cadence::Every(Frequency::Hourly).seconds(), 3600);
+/// assert_eq!("INTERVAL 300".parse::<Cadence>(), Ok(Cadence::Interval(300)));
+/// assert_eq!(Cadence::Interval(300).to_string(), "INTERVAL 300");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Cadence {
+    /// One of the named frequencies.
+    Every(Frequency),
+    /// Every so many seconds.
+    Interval(u32),
+}
+
+impl Cadence {
+    /// The shortest interval a schedule may have: one minute.
+    pub const MIN_INTERVAL_SECONDS: u32 = 60;
+    /// The longest interval a schedule may have: 30 days.
+    pub const MAX_INTERVAL_SECONDS: u32 = 2_592_000;
+
+    /// The period in seconds (a month is 30 days).
+    pub fn seconds(self) -> u64 {
+        const HOUR: u64 = 3600;
+        match self {
+            Cadence::Every(Frequency::Hourly) => HOUR,
+            Cadence::Every(Frequency::Daily) => 24 * HOUR,
+            Cadence::Every(Frequency::Weekly) => 7 * 24 * HOUR,
+            Cadence::Every(Frequency::Monthly) => 30 * 24 * HOUR,
+            Cadence::Interval(n) => u64::from(n),
+        }
+    }
+}
+
+/// The stored text: the frequency (`HOURLY`) or `INTERVAL <seconds>`.
+impl fmt::Display for Cadence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cadence::Every(freq) => f.write_str(freq.as_str()),
+            Cadence::Interval(n) => write!(f, "INTERVAL {n}"),
+        }
+    }
+}
+
+/// Reads what [`Display`](fmt::Display) writes; an interval must be within the limits.
+impl std::str::FromStr for Cadence {
+    type Err = UnknownValue;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Some(n) = s.strip_prefix("INTERVAL ") {
+            return n
+                .parse::<u32>()
+                .ok()
+                .filter(|n| {
+                    (Cadence::MIN_INTERVAL_SECONDS..=Cadence::MAX_INTERVAL_SECONDS).contains(n)
+                })
+                .map(Cadence::Interval)
+                .ok_or_else(|| UnknownValue {
+                    expected: "INTERVAL and a number of seconds from 60 to 2592000".to_owned(),
+                });
+        }
+        s.parse::<Frequency>().map(Cadence::Every)
+    }
+}
+
 wire_enum! {
     /// A scope of an API token: which routes the token may call.
     pub enum Scope {
@@ -333,6 +403,21 @@ mod tests {
             err.as_deref(),
             Some("must be one of healthy, warning, breaking, unknown, checking")
         );
+    }
+
+    #[test]
+    fn cadence_text_round_trips() {
+        let mut all: Vec<Cadence> = Frequency::ALL.iter().map(|f| Cadence::Every(*f)).collect();
+        all.extend([Cadence::Interval(60), Cadence::Interval(2_592_000)]);
+        for c in all {
+            assert_eq!(c.to_string().parse::<Cadence>(), Ok(c));
+        }
+        assert!("INTERVAL 59".parse::<Cadence>().is_err());
+        assert!("INTERVAL 2592001".parse::<Cadence>().is_err());
+        assert!("INTERVAL x".parse::<Cadence>().is_err());
+        assert!("YEARLY".parse::<Cadence>().is_err());
+        assert_eq!(Cadence::Interval(90).seconds(), 90);
+        assert_eq!(Cadence::Every(Frequency::Monthly).seconds(), 30 * 86_400);
     }
 
     #[test]

@@ -33,7 +33,7 @@
 //!
 //! ## What is here
 //!
-//! * Resources: [`Endpoint`] (and its [`Schedule`]), [`LatestDiff`], [`DiffSummary`], [`DiffDetail`], [`DiffChange`].
+//! * Resources: [`Endpoint`] (and its [`Schedule`], with its [`Cadence`]), [`LatestDiff`], [`DiffSummary`], [`DiffDetail`], [`DiffChange`].
 //! * Response bodies: [`EndpointList`], [`EndpointEnvelope`], [`CreateEndpointsResponse`]
 //!   (with [`SkippedEntry`]), [`DiffList`], [`DiffEnvelope`], [`CheckResponse`], [`ErrorBody`],
 //!   [`Pagination`].
@@ -114,7 +114,7 @@ pub use endpoint::{
     LatestDiff, Pagination, Schedule, SkippedEntry,
 };
 pub use enums::{
-    AuthType, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
+    AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
 };
 pub use secret::SecretString;
 

@@ -29,7 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::enums::{AuthType, DiffMode, Frequency, HttpMethod};
+use crate::enums::{AuthType, Cadence, DiffMode, Frequency, HttpMethod};
 use crate::net::{AllowList, check_url};
 use crate::secret::SecretString;
 use serde_json::{Map, Value};
@@ -184,8 +184,8 @@ pub struct NewEndpoint {
     pub diff_mode: DiffMode,
     /// How long a check waits, in milliseconds (default [`DEFAULT_TIMEOUT_MS`]).
     pub timeout_ms: u32,
-    /// The frequency of a recurring check, if the entry asked for one.
-    pub schedule: Option<Frequency>,
+    /// When a recurring check runs, if the entry asked for one.
+    pub schedule: Option<Cadence>,
     /// Path patterns whose changes are dropped (`$.meta.requestId`, `status`,
     /// `headers.<name>`).
     pub ignore_paths: Vec<String>,
@@ -572,24 +572,46 @@ fn credential(map: &Map<String, Value>) -> Result<Credential, String> {
     })
 }
 
-fn schedule(map: &Map<String, Value>) -> Result<Option<Frequency>, String> {
+fn schedule(map: &Map<String, Value>) -> Result<Option<Cadence>, String> {
     let Some(v) = field(map, "schedule") else {
         return Ok(None);
     };
     let Value::Object(schedule) = v else {
-        return Err("schedule: must be an object with a frequency".into());
+        return Err("schedule: must be an object with a frequency or intervalSeconds".into());
     };
-    let expected = || {
-        format!(
-            "schedule.frequency: must be one of {}",
-            Frequency::expected()
-        )
-    };
-    match schedule.get("frequency") {
-        None | Some(Value::Null) => Err("schedule.frequency: required".into()),
-        Some(Value::String(s)) => Frequency::read(s).map(Some).map_err(|_| expected()),
-        Some(_) => Err(expected()),
+    let frequency = schedule.get("frequency").filter(|v| !v.is_null());
+    let interval = schedule.get("intervalSeconds").filter(|v| !v.is_null());
+    match (frequency, interval) {
+        (None, None) => {
+            Err("schedule.frequency: required (or intervalSeconds in its place)".into())
+        }
+        (Some(_), Some(_)) => {
+            Err("schedule: give either frequency or intervalSeconds, not both".into())
+        }
+        (Some(Value::String(s)), None) => Frequency::read(s)
+            .map(|f| Some(Cadence::Every(f)))
+            .map_err(|_| frequency_expected()),
+        (Some(_), None) => Err(frequency_expected()),
+        (None, Some(n)) => n
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (Cadence::MIN_INTERVAL_SECONDS..=Cadence::MAX_INTERVAL_SECONDS).contains(n))
+            .map(|n| Some(Cadence::Interval(n)))
+            .ok_or_else(|| {
+                format!(
+                    "schedule.intervalSeconds: must be an integer from {} to {} (seconds)",
+                    Cadence::MIN_INTERVAL_SECONDS,
+                    Cadence::MAX_INTERVAL_SECONDS
+                )
+            }),
     }
+}
+
+fn frequency_expected() -> String {
+    format!(
+        "schedule.frequency: must be one of {}",
+        Frequency::expected()
+    )
 }
 
 fn ignore_paths(map: &Map<String, Value>) -> Result<Vec<String>, String> {

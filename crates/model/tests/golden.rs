@@ -141,17 +141,23 @@ fn envelopes_golden() {
         r#"{"error":"token lacks scope endpoints:write"}"#,
     );
     golden(
-        &Schedule {
-            frequency: Frequency::Daily,
-        },
+        &Schedule::from(Cadence::Every(Frequency::Daily)),
         r#"{"frequency":"DAILY"}"#,
+    );
+    golden(
+        &Schedule::from(Cadence::Interval(300)),
+        r#"{"intervalSeconds":300}"#,
     );
     let schedule: Option<Schedule> = serde_json::from_str(r#"{"frequency":"weekly"}"#).ok();
     assert_eq!(
-        schedule,
-        Some(Schedule {
-            frequency: Frequency::Weekly
-        })
+        schedule.and_then(|s| s.cadence()),
+        Some(Cadence::Every(Frequency::Weekly))
+    );
+    let schedule: Option<Schedule> = serde_json::from_str(r#"{"intervalSeconds":59}"#).ok();
+    assert_eq!(
+        schedule.map(|s| s.cadence()),
+        Some(None),
+        "below the minimum"
     );
 }
 

@@ -5,7 +5,7 @@ use apidrift_model::net::AllowList;
 use apidrift_model::validate::{
     BodyError, Credential, NewEndpoint, create_entries, entry_name, validate_entry,
 };
-use apidrift_model::{DiffMode, Frequency, HttpMethod};
+use apidrift_model::{Cadence, DiffMode, Frequency, HttpMethod};
 use serde_json::{Value, json};
 
 const BLOCKED: &str = "url: private, loopback and link-local hosts are rejected";
@@ -406,11 +406,27 @@ fn invalid_entries_name_the_field() {
         // schedule
         (
             json!({ "name": "n", "url": "https://example.com/", "schedule": "DAILY" }),
-            "schedule: must be an object with a frequency",
+            "schedule: must be an object with a frequency or intervalSeconds",
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "schedule": {} }),
-            "schedule.frequency: required",
+            "schedule.frequency: required (or intervalSeconds in its place)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "schedule": { "frequency": "DAILY", "intervalSeconds": 300 } }),
+            "schedule: give either frequency or intervalSeconds, not both",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "schedule": { "intervalSeconds": 59 } }),
+            "schedule.intervalSeconds: must be an integer from 60 to 2592000 (seconds)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "schedule": { "intervalSeconds": 2592001 } }),
+            "schedule.intervalSeconds: must be an integer from 60 to 2592000 (seconds)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "schedule": { "intervalSeconds": "300" } }),
+            "schedule.intervalSeconds: must be an integer from 60 to 2592000 (seconds)",
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "schedule": { "frequency": "YEARLY" } }),
@@ -623,11 +639,22 @@ fn valid_entries_are_normalised() {
         ),
         (
             with("schedule", json!({ "frequency": "hourly" })),
-            Box::new(|e| e.schedule == Some(Frequency::Hourly)),
+            Box::new(|e| e.schedule == Some(Cadence::Every(Frequency::Hourly))),
         ),
         (
             with("schedule", json!({ "frequency": "MONTHLY" })),
-            Box::new(|e| e.schedule == Some(Frequency::Monthly)),
+            Box::new(|e| e.schedule == Some(Cadence::Every(Frequency::Monthly))),
+        ),
+        (
+            with("schedule", json!({ "intervalSeconds": 60 })),
+            Box::new(|e| e.schedule == Some(Cadence::Interval(60))),
+        ),
+        (
+            with(
+                "schedule",
+                json!({ "intervalSeconds": 2_592_000, "frequency": null }),
+            ),
+            Box::new(|e| e.schedule == Some(Cadence::Interval(2_592_000))),
         ),
         (
             with("auth", json!({ "type": "none", "token": "ignored" })),

@@ -10,21 +10,15 @@
 
 use crate::MonitorError;
 use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
-use apidrift_model::{Frequency, Plan};
+use apidrift_model::{Cadence, Plan};
 use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
 use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
-/// The period of a frequency (a month is 30 days).
-pub fn period_of(frequency: Frequency) -> Duration {
-    const HOUR: u64 = 3600;
-    Duration::from_secs(match frequency {
-        Frequency::Hourly => HOUR,
-        Frequency::Daily => 24 * HOUR,
-        Frequency::Weekly => 7 * 24 * HOUR,
-        Frequency::Monthly => 30 * 24 * HOUR,
-    })
+/// The period of a cadence (a month is 30 days).
+pub fn period_of(cadence: Cadence) -> Duration {
+    Duration::from_secs(cadence.seconds())
 }
 
 /// The next run after a run of the slot `due` that happened at `now`: `due + period`, or when
@@ -41,8 +35,8 @@ pub fn next_run(due: OffsetDateTime, now: OffsetDateTime, period: Duration) -> O
     due + time::Duration::microseconds(i64::try_from(slots * p_us).unwrap_or(i64::MAX))
 }
 
-fn period(ctx: &Ctx, f: Frequency) -> Duration {
-    ctx.config.period_override.unwrap_or_else(|| period_of(f))
+fn period(ctx: &Ctx, c: Cadence) -> Duration {
+    ctx.config.period_override.unwrap_or_else(|| period_of(c))
 }
 
 /// Creates schedule rows for endpoints that have none.
@@ -63,8 +57,8 @@ async fn sync(ctx: &Ctx) {
         let n = found.len();
         let rows = found
             .into_iter()
-            .map(|(workspace_id, endpoint_id, frequency)| {
-                let p = period(ctx, frequency).as_micros();
+            .map(|(workspace_id, endpoint_id, cadence)| {
+                let p = period(ctx, cadence).as_micros();
                 let jitter = if ctx.config.first_run_jitter {
                     random_below(u64::try_from(p).unwrap_or(u64::MAX))
                 } else {
@@ -73,7 +67,7 @@ async fn sync(ctx: &Ctx) {
                 NewSchedule {
                     workspace_id,
                     endpoint_id,
-                    frequency,
+                    cadence,
                     next_run_at: now
                         + time::Duration::microseconds(i64::try_from(jitter).unwrap_or(0)),
                 }
@@ -153,7 +147,7 @@ async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
     } else {
         WorkerStats::add(&ctx.stats.schedules_run, 1);
     }
-    let next = next_run(item.next_run_at, now, period(ctx, item.frequency));
+    let next = next_run(item.next_run_at, now, period(ctx, item.cadence));
     match ctx
         .monitor
         .store()
@@ -249,7 +243,15 @@ mod tests {
 
     #[test]
     fn periods() {
-        assert_eq!(period_of(Frequency::Hourly), Duration::from_secs(3600));
-        assert_eq!(period_of(Frequency::Daily), Duration::from_secs(86_400));
+        use apidrift_model::Frequency;
+        assert_eq!(
+            period_of(Cadence::Every(Frequency::Hourly)),
+            Duration::from_secs(3600)
+        );
+        assert_eq!(
+            period_of(Cadence::Every(Frequency::Daily)),
+            Duration::from_secs(86_400)
+        );
+        assert_eq!(period_of(Cadence::Interval(300)), Duration::from_secs(300));
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::escape::{read_opt, read_text, store_opt, store_text};
 use crate::{Error, PgStore, Result, queries};
-use apidrift_model::{Frequency, Severity};
+use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
     DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
@@ -231,8 +231,8 @@ struct InfoRow {
     skipped: i64,
 }
 
-fn frequency(text: &str) -> Result<Frequency, StoreError> {
-    text.parse::<Frequency>()
+fn cadence(text: &str) -> Result<Cadence, StoreError> {
+    text.parse::<Cadence>()
         .map_err(|e| StoreError::corrupt("schedule", e))
 }
 
@@ -425,7 +425,7 @@ impl AlertStore for PgStore {
     async fn unscheduled_endpoints(
         &self,
         limit: u32,
-    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError> {
+    ) -> Result<Vec<(Uuid, Uuid, Cadence)>, StoreError> {
         let mut conn = self.conn().await?;
         diesel::sql_query(
             "DELETE FROM schedules s USING endpoints e \
@@ -444,7 +444,7 @@ impl AlertStore for PgStore {
         .await
         .map_err(|e| StoreError::from(Error::Db(e)))?;
         rows.into_iter()
-            .map(|r| Ok((r.workspace_id, r.id, frequency(&r.schedule)?)))
+            .map(|r| Ok((r.workspace_id, r.id, cadence(&r.schedule)?)))
             .collect()
     }
 
@@ -455,10 +455,7 @@ impl AlertStore for PgStore {
         let mut conn = self.conn().await?;
         let endpoints: Vec<Uuid> = rows.iter().map(|r| r.endpoint_id).collect();
         let workspaces: Vec<Uuid> = rows.iter().map(|r| r.workspace_id).collect();
-        let freqs: Vec<String> = rows
-            .iter()
-            .map(|r| r.frequency.as_str().to_owned())
-            .collect();
+        let freqs: Vec<String> = rows.iter().map(|r| r.cadence.to_string()).collect();
         let next: Vec<OffsetDateTime> = rows.iter().map(|r| r.next_run_at).collect();
         let n = diesel::sql_query(
             "INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at) \
@@ -503,7 +500,7 @@ impl AlertStore for PgStore {
                 Ok(ClaimedSchedule {
                     workspace_id: r.workspace_id,
                     endpoint_id: r.endpoint_id,
-                    frequency: frequency(&r.frequency)?,
+                    cadence: cadence(&r.frequency)?,
                     next_run_at: r.next_run_at,
                 })
             })
@@ -574,7 +571,7 @@ impl AlertStore for PgStore {
         .map_err(|e| StoreError::from(Error::Db(e)))?;
         let Some(r) = row else { return Ok(None) };
         Ok(Some(ScheduleInfo {
-            frequency: frequency(&r.frequency)?,
+            cadence: cadence(&r.frequency)?,
             next_run_at: r.next_run_at,
             last_run_at: r.last_run_at,
             last_outcome: read_opt(r.last_outcome),

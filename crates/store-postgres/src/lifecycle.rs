@@ -70,7 +70,7 @@ async fn update(
         endpoints::content_type.eq(&ch.content_type),
         endpoints::diff_mode.eq(ch.diff_mode.as_str()),
         endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
-        endpoints::schedule.eq(ch.schedule.map(|f| f.as_str())),
+        endpoints::schedule.eq(ch.schedule.map(|c| c.to_string())),
         endpoints::ignore_paths.eq(strings(&ch.ignore_paths)),
         endpoints::follow_redirects.eq(ch.follow_redirects),
         endpoints::paused.eq(ch.paused),

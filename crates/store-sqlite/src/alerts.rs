@@ -4,7 +4,7 @@
 
 use crate::rows::{from_ts, id, parse_id, ts};
 use crate::{Error, Result, SqliteStore, queries};
-use apidrift_model::{Frequency, Severity};
+use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
     DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
@@ -299,12 +299,12 @@ struct Unscheduled {
     schedule: String,
 }
 
-fn frequency(text: &str) -> Result<Frequency, StoreError> {
-    text.parse::<Frequency>()
+fn cadence(text: &str) -> Result<Cadence, StoreError> {
+    text.parse::<Cadence>()
         .map_err(|e| StoreError::corrupt("schedule", e))
 }
 
-fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, Frequency)>> {
+fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, Cadence)>> {
     diesel::sql_query(
         "DELETE FROM schedules WHERE endpoint_id IN (SELECT s.endpoint_id FROM schedules s \
          JOIN endpoints e ON e.id = s.endpoint_id WHERE e.schedule IS NULL)",
@@ -322,7 +322,7 @@ fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, 
             Ok((
                 parse_id("endpoints.workspace_id", &r.workspace_id)?,
                 parse_id("endpoints.id", &r.id)?,
-                frequency(&r.schedule)?,
+                cadence(&r.schedule)?,
             ))
         })
         .collect()
@@ -337,7 +337,7 @@ fn insert_schedules(c: &mut SqliteConnection, rows: &[NewSchedule]) -> Result<u6
         )
         .bind::<Text, _>(id(r.endpoint_id))
         .bind::<Text, _>(id(r.workspace_id))
-        .bind::<Text, _>(r.frequency.as_str())
+        .bind::<Text, _>(r.cadence.to_string())
         .bind::<BigInt, _>(ts(r.next_run_at))
         .execute(c)? as u64;
     }
@@ -385,7 +385,7 @@ fn claim_schedules(
         out.push(ClaimedSchedule {
             workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
             endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
-            frequency: frequency(&r.frequency)?,
+            cadence: cadence(&r.frequency)?,
             next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
         });
     }
@@ -491,7 +491,7 @@ impl AlertStore for SqliteStore {
     async fn unscheduled_endpoints(
         &self,
         limit: u32,
-    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError> {
+    ) -> Result<Vec<(Uuid, Uuid, Cadence)>, StoreError> {
         self.write(move |c| unscheduled(c, limit)).await
     }
 
@@ -577,7 +577,7 @@ impl AlertStore for SqliteStore {
             .optional()?;
             let Some(r) = row else { return Ok(None) };
             Ok(Some(ScheduleInfo {
-                frequency: frequency(&r.frequency)?,
+                cadence: cadence(&r.frequency)?,
                 next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
                 last_run_at: r
                     .last_run_at

@@ -204,7 +204,7 @@ impl EndpointRow {
             content_type: e.content_type.clone(),
             diff_mode: e.diff_mode.as_str().to_owned(),
             timeout_ms: int("timeout_ms", e.timeout_ms)?,
-            schedule: e.schedule.map(|f| f.as_str().to_owned()),
+            schedule: e.schedule.map(|c| c.to_string()),
             ignore_paths: strings_to_json(&e.ignore_paths),
             follow_redirects: e.follow_redirects,
             response_contract: e

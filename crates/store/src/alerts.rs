@@ -8,7 +8,7 @@
 //! PostgreSQL claims with `FOR UPDATE SKIP LOCKED`; SQLite claims inside `BEGIN IMMEDIATE`.
 
 use crate::{NewCheck, NewDiff, RecordedCheck, StoreError};
-use apidrift_model::{Frequency, Severity};
+use apidrift_model::{Cadence, Severity};
 use async_trait::async_trait;
 use std::time::Duration;
 use time::OffsetDateTime;
@@ -201,7 +201,7 @@ pub struct DeliveryCounts {
 pub struct NewSchedule {
     pub workspace_id: Uuid,
     pub endpoint_id: Uuid,
-    pub frequency: Frequency,
+    pub cadence: Cadence,
     pub next_run_at: OffsetDateTime,
 }
 
@@ -210,7 +210,7 @@ pub struct NewSchedule {
 pub struct ClaimedSchedule {
     pub workspace_id: Uuid,
     pub endpoint_id: Uuid,
-    pub frequency: Frequency,
+    pub cadence: Cadence,
     /// When it was due (the lag is `started - next_run_at`).
     pub next_run_at: OffsetDateTime,
 }
@@ -274,7 +274,7 @@ pub trait AlertStore: Send + Sync {
     async fn unscheduled_endpoints(
         &self,
         limit: u32,
-    ) -> Result<Vec<(Uuid, Uuid, Frequency)>, StoreError>;
+    ) -> Result<Vec<(Uuid, Uuid, Cadence)>, StoreError>;
 
     /// Creates schedule rows (an existing row is kept).
     async fn insert_schedules(&self, rows: Vec<NewSchedule>) -> Result<u64, StoreError>;
@@ -315,7 +315,7 @@ pub trait AlertStore: Send + Sync {
 /// A schedule's state, for the API and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduleInfo {
-    pub frequency: Frequency,
+    pub cadence: Cadence,
     pub next_run_at: OffsetDateTime,
     pub last_run_at: Option<OffsetDateTime>,
     pub last_outcome: Option<String>,

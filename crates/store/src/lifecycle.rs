@@ -4,7 +4,7 @@
 //! `checking` after a crash) and the retention of check rows.
 
 use crate::{Page, PageRequest, StoreError, StoredEndpoint};
-use apidrift_model::{AuthType, DiffMode, Frequency, HttpMethod};
+use apidrift_model::{AuthType, Cadence, DiffMode, HttpMethod};
 use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -28,7 +28,7 @@ pub struct EndpointChanges {
     pub diff_mode: DiffMode,
     pub timeout_ms: u32,
     /// A new value (or `None`) resets the schedule row: the scheduler creates it again.
-    pub schedule: Option<Frequency>,
+    pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
     pub follow_redirects: bool,
     pub paused: bool,

@@ -10,7 +10,8 @@
 
 use crate::*;
 use apidrift_model::{
-    AuthType, ChangeType, DiffChange, DiffMode, Frequency, HttpMethod, Plan, Role, Scope, Severity,
+    AuthType, Cadence, ChangeType, DiffChange, DiffMode, Frequency, HttpMethod, Plan, Role, Scope,
+    Severity,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -73,7 +74,7 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
         content_type: "application/json".into(),
         diff_mode: DiffMode::Full,
         timeout_ms: 2_500,
-        schedule: Some(Frequency::Daily),
+        schedule: Some(Cadence::Every(Frequency::Daily)),
         ignore_paths: vec!["$.meta.requestId".into(), "$..traceId".into()],
         follow_redirects: true,
         response_contract: None,
@@ -471,7 +472,7 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(got.content_type, "application/json");
     assert_eq!(got.diff_mode, DiffMode::Full);
     assert_eq!(got.timeout_ms, 2_500);
-    assert_eq!(got.schedule, Some(Frequency::Daily));
+    assert_eq!(got.schedule, Some(Cadence::Every(Frequency::Daily)));
     assert_eq!(got.ignore_paths, input.ignore_paths);
     assert!(got.follow_redirects);
     assert_eq!(got.response_contract, input.response_contract);

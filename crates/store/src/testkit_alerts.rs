@@ -11,7 +11,7 @@ use crate::testkit::{
     TestResult, at, change, check, diff, endpoint_row, plain_endpoint, workspace,
 };
 use crate::*;
-use apidrift_model::{Frequency, Severity};
+use apidrift_model::{Cadence, Frequency, Severity};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -622,20 +622,20 @@ pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResul
         .create_endpoints(a.id, vec![plain_endpoint("unscheduled", at(0))])
         .await?;
     let mut weekly = endpoint_row("weekly", at(0));
-    weekly.schedule = Some(Frequency::Weekly);
+    weekly.schedule = Some(Cadence::Every(Frequency::Weekly));
     let weekly = store.create_endpoints(b.id, vec![weekly]).await?.created;
     let wb = weekly.first().ok_or_else(|| fail("not created"))?;
 
-    let found: BTreeSet<(Uuid, Uuid, Frequency)> = store
+    let found: BTreeSet<(Uuid, Uuid, Cadence)> = store
         .unscheduled_endpoints(100)
         .await?
         .into_iter()
         .collect();
-    let mut expected: BTreeSet<(Uuid, Uuid, Frequency)> = scheduled
+    let mut expected: BTreeSet<(Uuid, Uuid, Cadence)> = scheduled
         .iter()
-        .map(|e| (a.id, e.id, Frequency::Daily))
+        .map(|e| (a.id, e.id, Cadence::Every(Frequency::Daily)))
         .collect();
-    expected.insert((b.id, wb.id, Frequency::Weekly));
+    expected.insert((b.id, wb.id, Cadence::Every(Frequency::Weekly)));
     assert_eq!(found, expected);
     let two = store.unscheduled_endpoints(2).await?;
     assert_eq!(two.len(), 2);
@@ -647,7 +647,7 @@ pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResul
         .map(|(i, (ws, ep, f))| NewSchedule {
             workspace_id: *ws,
             endpoint_id: *ep,
-            frequency: *f,
+            cadence: *f,
             next_run_at: at(1_000 * i64::try_from(i).unwrap_or(0)),
         })
         .collect();
@@ -671,7 +671,7 @@ pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResul
         assert_eq!(
             info,
             ScheduleInfo {
-                frequency: r.frequency,
+                cadence: r.cadence,
                 next_run_at: r.next_run_at,
                 last_run_at: None,
                 last_outcome: None,
@@ -699,7 +699,7 @@ pub async fn alert_schedule_claims_and_leases(store: Arc<dyn Store>) -> TestResu
         rows.push(NewSchedule {
             workspace_id: ws.id,
             endpoint_id: e.id,
-            frequency: Frequency::Hourly,
+            cadence: Cadence::Every(Frequency::Hourly),
             // 16 due at at(1_000); 4 due 50 minutes later.
             next_run_at: at(if i < 16 { i * 10 } else { 3_000_000 + i }),
         });
@@ -746,8 +746,8 @@ pub async fn alert_schedule_claims_and_leases(store: Arc<dyn Store>) -> TestResu
             .find(|r| r.endpoint_id == c.endpoint_id)
             .ok_or_else(|| fail("claimed an unknown schedule"))?;
         assert_eq!(
-            (c.workspace_id, c.frequency, c.next_run_at),
-            (ws.id, Frequency::Hourly, row.next_run_at)
+            (c.workspace_id, c.cadence, c.next_run_at),
+            (ws.id, Cadence::Every(Frequency::Hourly), row.next_run_at)
         );
     }
     assert_eq!(seen, due, "exactly the due schedules, each once");
@@ -809,7 +809,7 @@ pub async fn alert_schedule_claims_and_leases(store: Arc<dyn Store>) -> TestResu
     assert_eq!(
         store.schedule_of(ws.id, run.endpoint_id).await?,
         Some(ScheduleInfo {
-            frequency: Frequency::Hourly,
+            cadence: Cadence::Every(Frequency::Hourly),
             next_run_at: next,
             last_run_at: Some(at(1_500)),
             last_outcome: Some("checked: 0 changes".into()),
@@ -919,7 +919,7 @@ pub async fn alert_long_leases_hold(store: Arc<dyn Store>) -> TestResult {
         rows.push(NewSchedule {
             workspace_id: ws.id,
             endpoint_id: e.id,
-            frequency: Frequency::Daily,
+            cadence: Cadence::Every(Frequency::Daily),
             next_run_at: at(i),
         });
     }

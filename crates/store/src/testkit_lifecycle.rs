@@ -5,7 +5,7 @@
 
 use crate::testkit::{TestResult, at, baseline, change, check, diff, endpoint_row, workspace};
 use crate::*;
-use apidrift_model::{AuthType, Frequency, Health, Severity};
+use apidrift_model::{AuthType, Cadence, Frequency, Health, Severity};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 use time::Duration;
@@ -63,7 +63,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
         .insert_schedules(vec![NewSchedule {
             workspace_id: a.id,
             endpoint_id: e.id,
-            frequency: Frequency::Daily,
+            cadence: Cadence::Every(Frequency::Daily),
             next_run_at: at(5),
         }])
         .await?;
@@ -78,7 +78,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     ch.auth_type = AuthType::None;
     ch.sealed_auth = None;
     ch.timeout_ms = 700;
-    ch.schedule = Some(Frequency::Hourly);
+    ch.schedule = Some(Cadence::Interval(300));
     ch.ignore_paths = Vec::new();
     ch.follow_redirects = false;
     ch.paused = true;
@@ -96,13 +96,23 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     if store.schedule_of(a.id, e.id).await?.is_some() {
         return Err(fail("a changed schedule must drop the schedule row"));
     }
+    // An interval schedule is stored and listed with its interval.
+    if !store
+        .unscheduled_endpoints(1000)
+        .await?
+        .contains(&(a.id, e.id, Cadence::Interval(300)))
+    {
+        return Err(fail(
+            "an interval schedule must be listed with its interval",
+        ));
+    }
 
     // Same schedule: the schedule row stays.
     store
         .insert_schedules(vec![NewSchedule {
             workspace_id: a.id,
             endpoint_id: e.id,
-            frequency: Frequency::Hourly,
+            cadence: Cadence::Every(Frequency::Hourly),
             next_run_at: at(5),
         }])
         .await?;
@@ -174,7 +184,7 @@ pub async fn lifecycle_delete_endpoint(store: Arc<dyn Store>) -> TestResult {
         .insert_schedules(vec![NewSchedule {
             workspace_id: a.id,
             endpoint_id: e.id,
-            frequency: Frequency::Daily,
+            cadence: Cadence::Every(Frequency::Daily),
             next_run_at: at(5),
         }])
         .await?;

@@ -10,7 +10,7 @@ use crate::testkit::{
 };
 use crate::text::{LEASE_OWNER, nul_refused};
 use crate::*;
-use apidrift_model::{ChangeType, DiffChange, Frequency, Plan, Role, Scope, Severity};
+use apidrift_model::{Cadence, ChangeType, DiffChange, Frequency, Plan, Role, Scope, Severity};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -312,7 +312,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
         .insert_schedules(vec![NewSchedule {
             workspace_id: ws.id,
             endpoint_id: e.id,
-            frequency: Frequency::Daily,
+            cadence: Cadence::Every(Frequency::Daily),
             next_run_at: at(0),
         }])
         .await?;
@@ -589,7 +589,7 @@ pub async fn text_user_input_refuses_nul(store: Arc<dyn Store>) -> TestResult {
         .insert_schedules(vec![NewSchedule {
             workspace_id: ws.id,
             endpoint_id: e.id,
-            frequency: Frequency::Daily,
+            cadence: Cadence::Every(Frequency::Daily),
             next_run_at: at(0),
         }])
         .await?;

@@ -2,7 +2,7 @@
 //! (month keys, D7 health from counts, diff counts from changes, text lists).
 
 use apidrift_model::{
-    AuthType, DiffChange, DiffMode, Endpoint, Frequency, Health, HttpMethod, Plan, Role, Scope,
+    AuthType, Cadence, DiffChange, DiffMode, Endpoint, Health, HttpMethod, Plan, Role, Scope,
     Severity,
 };
 use serde::{Deserialize, Serialize};
@@ -206,7 +206,7 @@ pub struct NewEndpointRow {
     pub content_type: String,
     pub diff_mode: DiffMode,
     pub timeout_ms: u32,
-    pub schedule: Option<Frequency>,
+    pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
     pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,
@@ -236,7 +236,7 @@ pub struct StoredEndpoint {
     pub content_type: String,
     pub diff_mode: DiffMode,
     pub timeout_ms: u32,
-    pub schedule: Option<Frequency>,
+    pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
     pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,

@@ -224,6 +224,14 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         (json!({"bogus": 1}), "bogus"),
         (json!({"ignorePaths": ["$.[["]}), "ignorePaths"),
         (json!({"auth": {"type": "bearer"}}), "auth"),
+        (
+            json!({"schedule": {"intervalSeconds": 59}}),
+            "schedule.intervalSeconds",
+        ),
+        (
+            json!({"schedule": {"frequency": "DAILY", "intervalSeconds": 600}}),
+            "schedule",
+        ),
     ] {
         let (status, body, text) = call(&server, "PATCH", &path, &member, Some(&patch))?;
         assert_eq!(status, 400, "{patch}: {text}");
@@ -268,6 +276,15 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
     assert_eq!(e["authType"], "bearer", "absent auth keeps the credential");
     assert_eq!(e["paused"], true);
     assert_eq!(endpoint(&server, &member, &id)?, *e);
+    // An interval in place of the frequency.
+    let (status, _, text) = call(
+        &server,
+        "PATCH",
+        &path,
+        &member,
+        Some(&json!({"schedule": {"intervalSeconds": 600}})),
+    )?;
+    assert_eq!(status, 200, "{text}");
     // schedule: null removes it (accepted), a viewer cannot patch.
     let (status, _, text) = call(
         &server,

@@ -32,6 +32,7 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         diff_mode: text(pairs, "diff_mode").to_owned(),
         timeout_ms: text(pairs, "timeout_ms").to_owned(),
         schedule: text(pairs, "schedule").to_owned(),
+        interval: text(pairs, "interval").trim().to_owned(),
         ignore_paths: text(pairs, "ignore_paths").to_owned(),
         follow_redirects: text(pairs, "follow_redirects") == "yes",
         retries: text(pairs, "retries").to_owned(),
@@ -62,12 +63,19 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
     if !values.retries.is_empty() {
         patch.insert("retries".into(), number_or_text(&values.retries));
     }
+    let mut schedule = Map::new();
+    if !values.schedule.is_empty() {
+        schedule.insert("frequency".into(), json!(values.schedule));
+    }
+    if !values.interval.is_empty() {
+        schedule.insert("intervalSeconds".into(), number_or_text(&values.interval));
+    }
     patch.insert(
         "schedule".into(),
-        if values.schedule.is_empty() {
+        if schedule.is_empty() {
             Value::Null
         } else {
-            json!({ "frequency": values.schedule })
+            Value::Object(schedule)
         },
     );
     let ignore: Vec<&str> = values
@@ -181,6 +189,20 @@ mod tests {
                 "followRedirects": true, "headers": { "X-A": "1", "X-B": "two" },
                 "requestBody": "{\"q\":1}"
             }))
+        );
+    }
+
+    #[test]
+    fn an_interval_replaces_the_frequency() {
+        let (values, patch) = patch_of(&pairs(&[("schedule", ""), ("interval", " 300 ")]));
+        assert_eq!(values.interval, "300");
+        let patch = patch.unwrap_or_default();
+        assert_eq!(patch["schedule"], json!({ "intervalSeconds": 300 }));
+        // Both given: sent as is, so the service's rule explains which one to keep.
+        let (_, patch) = patch_of(&pairs(&[("schedule", "DAILY"), ("interval", "300")]));
+        assert_eq!(
+            patch.unwrap_or_default()["schedule"],
+            json!({ "frequency": "DAILY", "intervalSeconds": 300 })
         );
     }
 

@@ -13,7 +13,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
-use apidrift_model::Role;
+use apidrift_model::{Cadence, Role};
 use apidrift_store::StoredEndpoint;
 
 /// Registers the lifecycle routes.
@@ -40,10 +40,14 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
         content_type: e.content_type.clone(),
         diff_mode: e.diff_mode.as_str().to_owned(),
         timeout_ms: e.timeout_ms.to_string(),
-        schedule: e
-            .schedule
-            .map(|f| f.as_str().to_owned())
-            .unwrap_or_default(),
+        schedule: match e.schedule {
+            Some(Cadence::Every(f)) => f.as_str().to_owned(),
+            _ => String::new(),
+        },
+        interval: match e.schedule {
+            Some(Cadence::Interval(n)) => n.to_string(),
+            _ => String::new(),
+        },
         ignore_paths: e.ignore_paths.join("\n"),
         follow_redirects: e.follow_redirects,
         retries: e.retries.to_string(),

@@ -181,10 +181,11 @@ fn entry_of(e: &StoredEndpoint) -> Map<String, Value> {
     m.insert("contentType".into(), e.content_type.clone().into());
     m.insert("diffMode".into(), e.diff_mode.as_str().into());
     m.insert("timeoutMs".into(), e.timeout_ms.into());
-    if let Some(f) = e.schedule {
+    if let Some(c) = e.schedule {
+        // `Schedule` is two optional plain fields: serialising it cannot fail.
         m.insert(
             "schedule".into(),
-            serde_json::json!({ "frequency": f.as_str() }),
+            serde_json::json!(apidrift_model::Schedule::from(c)),
         );
     }
     m.insert("ignorePaths".into(), e.ignore_paths.clone().into());

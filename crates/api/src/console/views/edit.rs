@@ -21,6 +21,8 @@ pub struct EditValues {
     pub timeout_ms: String,
     /// A frequency (`HOURLY`…) or empty for none.
     pub schedule: String,
+    /// `schedule.intervalSeconds`, in place of a frequency (empty: none).
+    pub interval: String,
     /// One pattern a line.
     pub ignore_paths: String,
     pub follow_redirects: bool,
@@ -87,6 +89,8 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
                     option value="" selected[f.schedule.is_empty()] { "none (manual checks only)" }
                     @for s in SCHEDULES { option value=(s) selected[f.schedule == s] { (s.to_lowercase()) } }
                 }
+                label for="interval" { "Or every so many seconds (60 to 2592000; leave the schedule at none)" }
+                input id="interval" name="interval" type="number" min="60" max="2592000" value=(f.interval);
                 label for="ignore_paths" { "Ignored paths (one a line)" }
                 textarea id="ignore_paths" name="ignore_paths" rows="3" cols="60" { (f.ignore_paths) }
                 div {
@@ -169,6 +173,7 @@ mod tests {
             diff_mode: "full".into(),
             timeout_ms: "5000".into(),
             schedule: "DAILY".into(),
+            interval: String::new(),
             ignore_paths: "$.meta\n$.ts".into(),
             follow_redirects: true,
             retries: "2".into(),
