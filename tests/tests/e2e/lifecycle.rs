@@ -366,7 +366,9 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         "baseline kept"
     );
 
-    // Retries: a 503 then a 200 is one clean check.
+    // Retries: a 503 then a 200 is one clean check, and one quota unit. Two manual checks ran
+    // above; a quota of three leaves room for exactly one more.
+    env.cli(&["workspace", "update", &ws, "--check-quota", "3"])?;
     let n = up.seen().len();
     up.with(|s| s.statuses.push_back(503));
     let (status, body, text) = call(
@@ -383,6 +385,19 @@ fn lifecycle_through_the_api(backend: Backend) -> TestResult {
         "{body}"
     );
     assert_eq!(up.seen().len(), n + 2, "one retry");
+    let (status, _, text) = call(
+        &server,
+        "POST",
+        &format!("/api/v1/endpoints/{id}/check"),
+        &member,
+        None,
+    )?;
+    assert!(
+        status == 400 && text.contains("quota"),
+        "the retried check used one unit, so the quota of 3 is spent: {status} {text}"
+    );
+    assert_eq!(up.seen().len(), n + 2, "no fetch without quota");
+    env.cli(&["workspace", "update", &ws, "--check-quota", "unlimited"])?;
 
     // History: newest first, paging.
     let (status, page, text) = call(
