@@ -1,10 +1,9 @@
 //! # apidrift-diff
 //!
-//! The diff engine of apidrift, a self-hostable API drift monitor, as a
-//! library. Give it a baseline response and a current one; it gives back the list
-//! of changes between them, each with a stable id, a path (`$.users[id=42].email`), a kind
-//! (`removed`, `type_changed`, …) and a severity (info, warning or breaking), decided by one of
-//! the documented rules below.
+//! The diff engine of apidrift, a self-hostable API drift monitor, as a library. Give it a
+//! baseline response and a current one; it gives back the list of changes between them, each
+//! with a stable id, a path (`$.users[id=42].email`), a kind (`removed`, `type_changed`, …) and a
+//! severity (info, warning or breaking), decided by one of the documented rules below.
 //!
 //! Arrays of objects are paired by an identity key (`id`, `uuid`, …, or a key you name), so a
 //! reordered list is not a change. Time is linear in the size of the documents and nesting is
@@ -20,8 +19,10 @@
 //! let before = serde_json::json!({"id": 1, "email": "a@example.com"});
 //! let after = serde_json::json!({"id": "1"});
 //! let report = diff_bodies(&before, &after, &Options::with_mode(DiffMode::Full))?;
+//! for c in &report.changes {
+//!     println!("{} {} {}: {}", c.severity, c.change_type, c.path, c.message);
+//! }
 //! assert_eq!(report.max_severity(), Some(Severity::Breaking)); // `email` removed, `id` retyped
-//! # for c in &report.changes { println!("{} {} {}: {}", c.severity, c.change_type, c.path, c.message); }
 //! # Ok::<(), apidrift_diff::DiffError>(())
 //! ```
 //!
@@ -90,8 +91,7 @@
 //!
 //! ## Feature flags
 //!
-//! None. Everything is always compiled; the only optional piece, OpenAPI contracts, costs
-//! nothing unless [`contract`] is called.
+//! None. Everything, OpenAPI contracts included, is always compiled in.
 //!
 //! ## What is here
 //!
@@ -135,9 +135,10 @@
 //! change: a `match` on one of these enums needs a `_` arm, and these structs cannot be built
 //! with a struct literal.
 //!
-//! * Enums: [`ChangeType`], [`Severity`], [`Rule`], [`Body`], [`Num`], [`PatternSeg`],
-//!   [`PatternKind`] and every error type ([`DiffError`], [`ParseError`], [`InputError`],
-//!   [`PatternError`], [`VolatileError`], [`contract::ContractError`]).
+//! * Enums: [`ChangeType`], [`Severity`], [`Rule`], [`Body`], [`Num`], [`PatternSeg`] and
+//!   [`PatternKind`].
+//! * Every error type: [`DiffError`], [`ParseError`], [`InputError`], [`PatternError`],
+//!   [`VolatileError`], [`contract::ContractError`].
 //! * Structs: [`Options`], [`Input`], [`Counts`], [`Field`], [`ChangeGroup`], [`NormalisedPath`]
 //!   and the contract module's `Operation` and `SuccessResponse`. Their fields stay public to
 //!   read and to assign. [`Options`] is built from [`Options::default`] or [`Options::with_mode`]
