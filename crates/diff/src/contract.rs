@@ -1,6 +1,6 @@
-//! Response contracts (D10, D21): the JSON schema of one operation's response, taken from an
-//! OpenAPI 3.0 or 3.1 document (JSON or YAML) through [`OpenApiDocument`], pruned to the schemas
-//! the response reaches and translated once to JSON Schema 2020-12. A [`Contract`] is plain data
+//! Response contracts: the JSON schema of one operation's response, taken from an OpenAPI 3.0 or
+//! 3.1 document (JSON or YAML) through [`OpenApiDocument`], pruned to the schemas the response
+//! reaches and translated once to JSON Schema 2020-12 ([`translate_schema`]). A [`Contract`] is plain data
 //! (the schema is a `serde_json::Value`) so that it can be stored; [`Contract::validator_for`]
 //! compiles it for the response's media type with `jsonschema` (no network or file resolvers)
 //! and [`ContractValidator::check`] reports each violation as a `contract_violation` change.
@@ -17,8 +17,25 @@
 //!
 //! A `oneOf` that more than one alternative satisfies is accepted (published documents often
 //! have overlapping alternatives); `format` is an annotation, not checked.
+//!
+//! ```
+//! use apidrift_diff::Options;
+//! use apidrift_diff::contract::OpenApiDocument;
+//! let document = OpenApiDocument::parse(br#"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+//!   "paths": {"/users/{id}": {"get": {"responses": {"200": {"description": "ok",
+//!     "content": {"application/json": {"schema": {"type": "object", "required": ["id"],
+//!       "properties": {"id": {"type": "integer"}, "email": {"type": "string", "nullable": true}}}}}}}}}}}"#)?;
+//! let contract = document.contract("GET /users/{id}", None, None)?;
+//! let validator = contract.validator_for(Some("application/json"))?;
+//! let report = validator.check(&serde_json::json!({"id": "7", "email": null}), &Options::default());
+//! assert_eq!(report.changes.len(), 1);
+//! assert_eq!(report.changes[0].path, "$.id");
+//! assert_eq!(report.changes[0].change_type, apidrift_diff::ChangeType::ContractViolation);
+//! # Ok::<(), apidrift_diff::contract::ContractError>(())
+//! ```
 
-pub use crate::openapi::{OpenApiDocument, Operation, SuccessResponse, select_media_type};
+use crate::openapi::select_media_type;
+pub use crate::openapi::{OpenApiDocument, Operation, SuccessResponse, translate_schema};
 
 use crate::Options;
 use crate::node::{JsonNode, type_name};
@@ -37,58 +54,97 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ContractError {
+    /// The document is neither JSON nor YAML; the parser's message.
     #[error(
         "the OpenAPI document is neither valid JSON nor valid YAML: {0}; fix the document there"
     )]
     Document(String),
+    /// The document is not OpenAPI 3.0 or 3.1; what its `openapi` member is.
     #[error(
         "not an OpenAPI 3.0 or 3.1 document (`openapi` is {0}); convert it to OpenAPI 3 first (e.g. with swagger2openapi)"
     )]
     Version(String),
+    /// The operation is not written `METHOD /path`; the text given.
     #[error("invalid operation {0:?}: expected \"METHOD /path\", e.g. \"GET /users/{{id}}\"")]
     OperationSyntax(String),
+    /// The document has no such operation.
     #[error("operation {operation} is not in the document; {hint}")]
-    NoOperation { operation: String, hint: String },
+    NoOperation {
+        /// The operation asked for (`GET /users/{id}`).
+        operation: String,
+        /// What the document has instead (the closest operations), as a sentence.
+        hint: String,
+    },
+    /// The operation has no response for the status asked for.
     #[error(
         "operation {operation} has no response for status {status} (its responses: {statuses}); pass one of those"
     )]
     NoStatus {
+        /// The operation.
         operation: String,
+        /// The status asked for.
         status: String,
+        /// The response keys it has, comma-separated.
         statuses: String,
     },
+    /// No status was given and the operation has no 2xx response.
     #[error(
         "operation {operation} has no 2xx response (its responses: {statuses}); pass the status to check"
     )]
-    NoSuccess { operation: String, statuses: String },
+    NoSuccess {
+        /// The operation.
+        operation: String,
+        /// The response keys it has, comma-separated.
+        statuses: String,
+    },
+    /// The response has no JSON media type with a schema.
     #[error(
         "response {status} of {operation} has no JSON content with a schema (its media types: {media_types}); pick a response that is JSON"
     )]
     NoSchema {
+        /// The operation.
         operation: String,
+        /// The response key.
         status: String,
+        /// The media types it has, comma-separated.
         media_types: String,
     },
+    /// The response has no media type matching the one asked for.
     #[error(
         "response {status} of {operation} has no media type matching {wanted} (it has {media_types}); pass one of those"
     )]
     NoMediaType {
+        /// The operation.
         operation: String,
+        /// The response key.
         status: String,
+        /// The media type asked for.
         wanted: String,
+        /// The media types it has, comma-separated.
         media_types: String,
     },
+    /// A `$ref` points at nothing in the document; the reference.
     #[error("cannot resolve $ref {0} within the document; fix the reference")]
     Ref(String),
+    /// A `$ref` points into another file or a URL, which is never fetched.
     #[error(
         "the $ref {reference:?} at {at} points into another file or URL; bundle the document first (e.g. `redocly bundle openapi.yaml -o bundled.yaml`) so that every $ref stays within it"
     )]
-    ExternalRef { reference: String, at: String },
+    ExternalRef {
+        /// The reference as written.
+        reference: String,
+        /// Where in the document it is (a JSON pointer).
+        at: String,
+    },
+    /// The response schema does not compile as JSON Schema; the compiler's message.
     #[error("invalid response schema: {0}; fix the schema in the document")]
     Schema(String),
 }
 
 /// A response contract: which operation and status, and the pruned, translated JSON schema.
+///
+/// Plain data that (de)serialises with serde, so that it can be stored and rebuilt; the fields
+/// are public and the struct is exhaustive so that a caller can rebuild it from its own storage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Contract {
@@ -100,8 +156,8 @@ pub struct Contract {
     pub status: String,
     /// A JSON Schema 2020-12 document: `$ref` to the default media type's schema, the schemas
     /// the response reaches at their places in the OpenAPI document, and `x-apidrift` naming the
-    /// media types (see [`crate::openapi`]). A schema stored before media types were kept (no
-    /// `x-apidrift`) is the response schema itself.
+    /// media types and where their schemas are. A schema stored without `x-apidrift` is the
+    /// response schema itself.
     pub schema: Value,
 }
 
@@ -170,7 +226,7 @@ impl Contract {
     }
 
     /// Compiles the schema for a response of this content type: the media type that
-    /// [`select_media_type`] picks among the contract's, else the default one.
+    /// [`Contract::select_media_type`] picks among the contract's, else the default one.
     pub fn validator_for(
         &self,
         content_type: Option<&str>,

@@ -5,15 +5,30 @@
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// A JSON type as D9 spells it. `integer` is a number token without fraction or exponent.
+/// A JSON type as changes name it (`oldType`, `newType`, messages). `integer` is a number
+/// token without fraction or exponent; `number` is any other number.
+///
+/// ```
+/// use apidrift_diff::{JsonType, type_of};
+/// assert_eq!(type_of(&serde_json::json!(1)), JsonType::Integer);
+/// assert_eq!(type_of(&serde_json::json!(1.0)), JsonType::Number);
+/// assert_eq!(JsonType::from_name("string"), Some(JsonType::String));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum JsonType {
+    /// `[...]`
     Array,
+    /// `true` or `false`
     Boolean,
+    /// A number without fraction or exponent (`42`).
     Integer,
+    /// `null`
     Null,
+    /// A number with a fraction or an exponent (`1.5`, `1.0`, `1e3`).
     Number,
+    /// `{...}`
     Object,
+    /// `"..."`
     String,
 }
 
@@ -29,7 +44,7 @@ impl JsonType {
         JsonType::String,
     ];
 
-    /// The D9 spelling: `string`, `number`, `integer`, `boolean`, `object`, `array`, `null`.
+    /// The name: `string`, `number`, `integer`, `boolean`, `object`, `array`, `null`.
     pub const fn as_str(self) -> &'static str {
         match self {
             JsonType::Array => "array",
@@ -42,7 +57,7 @@ impl JsonType {
         }
     }
 
-    /// Parses the D9 spelling.
+    /// Parses a name written by [`JsonType::as_str`].
     pub fn from_name(name: &str) -> Option<JsonType> {
         JsonType::ALL.into_iter().find(|t| t.as_str() == name)
     }
@@ -63,20 +78,29 @@ impl std::fmt::Display for JsonType {
     }
 }
 
-/// The D9 type name of a `serde_json::Value` (`1` is `integer`, `1.0` is `number`).
+/// The JSON type of a `serde_json::Value` (`1` is `integer`, `1.0` is `number`).
 pub fn type_of(value: &Value) -> JsonType {
     value.json_type()
 }
 
-/// The D9 type name of a `serde_json::Value` as a string.
+/// The JSON type of a `serde_json::Value` as its name (`"integer"`).
 pub fn type_name(value: &Value) -> &'static str {
     value.json_type().as_str()
 }
 
 /// A number as a tree holds it: the exact token text, or a `serde_json::Number`.
+///
+/// ```
+/// use apidrift_diff::Num;
+/// assert!(Num::Token("1.0").equals(Num::Token("1.00")));
+/// assert!(!Num::Token("1").equals(Num::Token("2")));
+/// ```
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub enum Num<'a> {
+    /// The token as written in the text ([`Json`] documents).
     Token(&'a str),
+    /// A number of a `serde_json::Value`.
     Json(&'a serde_json::Number),
 }
 
@@ -137,13 +161,16 @@ impl Num<'_> {
 }
 
 /// What the engine needs from a JSON tree. Implemented for `serde_json::Value` and [`Json`].
-pub trait JsonNode: Sized {
+///
+/// The trait is sealed (it cannot be implemented outside this crate), so that the engine can
+/// ask more of a tree in a minor version; its methods can be called on either tree.
+pub trait JsonNode: Sized + sealed::Sealed {
     /// Iterator over an object's members in the tree's order.
     type Entries<'a>: Iterator<Item = (&'a str, &'a Self)>
     where
         Self: 'a;
 
-    /// The D9 type of this value.
+    /// The JSON type of this value.
     fn json_type(&self) -> JsonType;
     /// The value of a boolean.
     fn as_bool(&self) -> Option<bool>;
@@ -171,6 +198,13 @@ pub trait JsonNode: Sized {
             JsonType::Array | JsonType::Object => None,
         }
     }
+}
+
+mod sealed {
+    /// Implemented by the trees [`JsonNode`](super::JsonNode) supports, only.
+    pub trait Sealed {}
+    impl Sealed for serde_json::Value {}
+    impl Sealed for super::Json<'_> {}
 }
 
 impl JsonNode for Value {
@@ -233,14 +267,30 @@ impl JsonNode for Value {
 
 /// The crate's own JSON document: borrowed from the source text, number tokens kept exactly,
 /// object members in document order (duplicate keys: the last value wins, at the first position).
+///
+/// [`parse`](crate::parse) reads one from text:
+///
+/// ```
+/// use apidrift_diff::{Json, parse};
+/// let doc = parse(r#"{"big": 123456789012345678901234567890, "f": 1.0}"#)?;
+/// let Json::Object(members) = &doc else { unreachable!() };
+/// assert_eq!(members[0].1, Json::Number("123456789012345678901234567890"));
+/// assert_eq!(members[1].1, Json::Number("1.0"));
+/// # Ok::<(), apidrift_diff::ParseError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Json<'a> {
+    /// `null`
     Null,
+    /// `true` or `false`
     Bool(bool),
     /// The number token as written (`1`, `1.0`, `1e3`, `123456789012345678901234567890`).
     Number(&'a str),
+    /// A string, unescaped (borrowed from the text when it had no escapes).
     String(Cow<'a, str>),
+    /// An array's elements.
     Array(Box<[Json<'a>]>),
+    /// An object's members, in document order.
     Object(Box<[(Cow<'a, str>, Json<'a>)]>),
 }
 

@@ -1,4 +1,4 @@
-//! A parsed OpenAPI 3.0 or 3.1 document (D10, D21, D22): parsed once (JSON or YAML), its
+//! A parsed OpenAPI 3.0 or 3.1 document: parsed once (JSON or YAML), its
 //! operations listed, and any number of response [`Contract`]s built from it without copying the
 //! document.
 //!
@@ -82,7 +82,9 @@ pub struct Operation {
     pub method: String,
     /// The path template as the document writes it.
     pub path: String,
+    /// Its `operationId`, if any.
     pub operation_id: Option<String>,
+    /// Its `summary`, if any.
     pub summary: Option<String>,
     /// The 2xx responses (`200`, `2XX`, …) in status order.
     pub responses: Vec<SuccessResponse>,
@@ -756,7 +758,7 @@ fn family(media: &str) -> Option<String> {
 /// Picks the media type of `available` a response of type `wanted` is checked against: the
 /// exact type, then one of the same `+json` family, then `application/json`, then a wildcard
 /// (`application/*`, `*/*`). Parameters and case are ignored.
-pub fn select_media_type(available: &[String], wanted: &str) -> Option<usize> {
+pub(crate) fn select_media_type(available: &[String], wanted: &str) -> Option<usize> {
     let w = media_type(wanted);
     if let Some(i) = available.iter().position(|a| media_type(a) == w) {
         return Some(i);
@@ -985,8 +987,8 @@ fn collect_refs(
     result
 }
 
-/// Translates one schema of a response contract, in place (one translation for the CLI, the
-/// checks and the import):
+/// Translates one schema of an OpenAPI document to JSON Schema 2020-12, in place, as contracts
+/// do:
 ///
 /// * OpenAPI 3.0 `nullable: true` admits `null` wherever it sits: added to `type` and `enum`,
 ///   and when the schema holds `$ref`, `allOf`, `anyOf`, `oneOf`, `not` or `const` (whose
@@ -998,6 +1000,13 @@ fn collect_refs(
 ///   `x-…`, …) are dropped.
 ///
 /// Enum and const values are left alone. Idempotent.
+///
+/// ```
+/// use apidrift_diff::contract::translate_schema;
+/// let mut schema = serde_json::json!({"type": "string", "nullable": true, "description": "x"});
+/// translate_schema(&mut schema, true);
+/// assert_eq!(schema, serde_json::json!({"type": ["string", "null"]}));
+/// ```
 pub fn translate_schema(schema: &mut Value, openapi_30: bool) {
     translate(schema, openapi_30, 0);
 }

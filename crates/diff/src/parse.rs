@@ -23,15 +23,34 @@ pub const MAX_DEPTH: usize = 256;
 const TOO_DEEP: &str = "nesting deeper than 256 levels";
 
 /// Why a text is not acceptable JSON, with the 1-based line and column of the problem.
+///
+/// ```
+/// let err = apidrift_diff::parse("{\"a\": tru}").unwrap_err();
+/// assert_eq!((err.line, err.column), (1, 7));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} at line {line} column {column}")]
+#[non_exhaustive]
 pub struct ParseError {
+    /// What is wrong, e.g. `expected a value`.
     pub message: String,
+    /// 1-based line of the problem.
     pub line: usize,
+    /// 1-based column of the problem, in characters.
     pub column: usize,
 }
 
-/// Parses one JSON document (RFC 8259; surrounding whitespace allowed, nothing else).
+/// Parses one JSON document (RFC 8259; surrounding whitespace allowed, nothing else) into the
+/// exact [`Json`] document, borrowing from `text`.
+///
+/// ```
+/// use apidrift_diff::{DiffMode, Options, diff_bodies, parse};
+/// let before = parse(r#"{"total": 1.0}"#)?;
+/// let after = parse(r#"{"total": 1.00}"#)?;
+/// let report = diff_bodies(&before, &after, &Options::with_mode(DiffMode::Full)).unwrap();
+/// assert!(report.changes.is_empty()); // numbers compare numerically
+/// # Ok::<(), apidrift_diff::ParseError>(())
+/// ```
 pub fn parse(text: &str) -> Result<Json<'_>, ParseError> {
     let mut p = Parser {
         text,

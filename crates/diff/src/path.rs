@@ -1,4 +1,4 @@
-//! Change paths (D9): `$.data.users[id=42].email`, `$["key with.dots"]`, `$[0]`, `$.items[]`,
+//! Change paths: `$.data.users[id=42].email`, `$["key with.dots"]`, `$[0]`, `$.items[]`,
 //! `status`, `headers.<name>`. The engine keeps a stack of [`Seg`]ments and renders a path string
 //! only when it emits a change.
 
@@ -142,7 +142,7 @@ pub struct NormalisedPath {
     pub selectors: Vec<String>,
 }
 
-/// Normalises a change path (D20): identity and position segments become `[]`, so that changes
+/// Normalises a change path: identity and position segments become `[]`, so that changes
 /// of different items of one array share a path (`$.lines.data[id=il_1].price` and
 /// `$.lines.data[id=il_2].price` both give `$.lines.data[].price`).
 pub fn normalise_path(path: &str) -> NormalisedPath {

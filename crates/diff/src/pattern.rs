@@ -1,4 +1,4 @@
-//! `ignorePaths` patterns (D9): `$.meta.requestId`, `$.items[].updatedAt`, `$..traceId`,
+//! `ignorePaths` patterns: `$.meta.requestId`, `$.items[].updatedAt`, `$..traceId`,
 //! `$.users[id=42]`, `$["a b"]`, `status`, `headers.etag`. A pattern drops the changes at the
 //! path it matches and below it. `[]` matches any element segment (keyed, positional or merged).
 
@@ -14,6 +14,7 @@ pub struct PatternError {
     pub kind: PatternKind,
     /// The text as given (for an identity rule, `PATTERN=KEY`).
     pub pattern: String,
+    /// What is wrong and how to write it instead.
     pub reason: String,
 }
 
@@ -36,8 +37,23 @@ impl std::fmt::Display for PatternKind {
     }
 }
 
-/// One step of a parsed pattern (also the parsed form of a body path).
+/// One step of a parsed body pattern ([`IgnorePattern::body_segments`]).
+///
+/// ```
+/// use apidrift_diff::{IgnorePattern, PatternSeg};
+/// let pattern = IgnorePattern::parse("$.items[].updatedAt")?;
+/// assert_eq!(
+///     pattern.body_segments(),
+///     Some(&[
+///         PatternSeg::Key("items".into()),
+///         PatternSeg::AnyElement,
+///         PatternSeg::Key("updatedAt".into()),
+///     ][..])
+/// );
+/// # Ok::<(), apidrift_diff::PatternError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PatternSeg {
     /// An object member: `.name` or `["name"]`.
     Key(String),
@@ -48,7 +64,12 @@ pub enum PatternSeg {
     /// The element at this position: `[3]`.
     Index(usize),
     /// The identity-keyed element: `[id=42]`.
-    Ident { key: String, value: String },
+    Ident {
+        /// The identity key (`id`).
+        key: String,
+        /// Its value as the path writes it (`42`).
+        value: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +79,22 @@ enum Target {
     Body(Vec<PatternSeg>),
 }
 
-/// A parsed ignore pattern.
+/// A parsed ignore pattern: the changes at the path it matches and below it are dropped.
+///
+/// The forms: `$.meta.requestId` (a member), `$.items[].updatedAt` (`[]` matches any item,
+/// whether paired by identity, by position or merged), `$..traceId` (a member at any depth),
+/// `$.items[id=42]` (one item), `$.rows[0]`, `$["a b"]`, `status`, `headers.etag`. It also
+/// parses from a string (`"$.a".parse()`) and (de)serialises as its text.
+///
+/// ```
+/// use apidrift_diff::{DiffMode, IgnorePattern, Options, diff_bodies};
+/// let before = serde_json::json!({"meta": {"requestId": "a1"}, "n": 1});
+/// let after = serde_json::json!({"meta": {"requestId": "b2"}, "n": 1});
+/// let options = Options::with_mode(DiffMode::Full).with_ignore(IgnorePattern::parse("$.meta")?);
+/// assert!(diff_bodies(&before, &after, &options).unwrap().changes.is_empty());
+/// assert!(IgnorePattern::parse("meta").is_err()); // starts with `$`, `status` or `headers.`
+/// # Ok::<(), apidrift_diff::PatternError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IgnorePattern {
     text: String,
@@ -154,7 +190,7 @@ impl IgnorePattern {
     }
 }
 
-/// An identity rule (D20): at an array whose path matches `pattern` (ignore-pattern syntax, matched
+/// An identity rule: at an array whose path matches `pattern` (ignore-pattern syntax, matched
 /// against the array's own path, not its descendants), items are paired by `key` instead of the
 /// default key list. The key's values must still be strings or numbers unique within each array,
 /// else the array is paired by position.
@@ -310,8 +346,8 @@ fn ident_text<'a>(v: &'a IdentValue<'_>) -> std::borrow::Cow<'a, str> {
     v.text()
 }
 
-/// Parses the body segments after `$` (shared with path parsing in tests and tools).
-pub fn parse_segments(mut rest: &str) -> Result<Vec<PatternSeg>, String> {
+/// Parses the body segments after `$` (shared with path parsing).
+pub(crate) fn parse_segments(mut rest: &str) -> Result<Vec<PatternSeg>, String> {
     let mut segs = Vec::new();
     while !rest.is_empty() {
         if let Some(after) = rest.strip_prefix("..") {

@@ -1,5 +1,5 @@
 //! The result of a diff: the changes (model [`DiffChange`]) in a deterministic order, their counts,
-//! and the D16 JSON rendering (which writes numbers exactly as the documents spelled them).
+//! and the JSON rendering (which writes numbers exactly as the documents spelled them).
 
 use crate::Options;
 use crate::path::Seg;
@@ -9,13 +9,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// How many changes of each severity a report holds.
+/// How many changes of each severity a report holds. Serialises with the wire names
+/// (`breakingCount`, `warningCount`, `infoCount`, `changeCount`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Counts {
+    /// Breaking changes.
     pub breaking_count: u32,
+    /// Warnings.
     pub warning_count: u32,
+    /// Informational changes.
     pub info_count: u32,
+    /// All changes (a severity this version does not know counts here only).
     pub change_count: u32,
 }
 
@@ -50,16 +56,38 @@ struct Exact {
 }
 
 /// The changes of one diff and their counts.
+///
+/// ```
+/// use apidrift_diff::{Options, Severity, diff_bodies};
+/// let report = diff_bodies(
+///     &serde_json::json!({"a": 1, "b": "x"}),
+///     &serde_json::json!({"a": 1, "c": true}),
+///     &Options::default(),
+/// )?;
+/// assert_eq!((report.counts.breaking_count, report.counts.info_count), (1, 1));
+/// assert!(report.reaches(Some(Severity::Warning)));
+/// assert!(report.to_json().starts_with(r#"{"changes":[{"id":"#));
+/// # Ok::<(), apidrift_diff::DiffError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Report {
     /// In document order: status, tracked headers (in option order), then the body.
     pub changes: Vec<DiffChange>,
+    /// How many changes of each severity `changes` holds.
     pub counts: Counts,
     /// Parallel to `changes` when any change carries a number `serde_json` cannot hold.
     exact: Vec<Exact>,
 }
 
-/// The change id of D9: the first 16 hex digits of SHA-256 of `path + " " + type`.
+/// The id of a change: the first 16 hex digits of the SHA-256 of `path + " " + type`, so the same
+/// drift keeps the same id from one diff to the next.
+///
+/// ```
+/// use apidrift_diff::{ChangeType, change_id};
+/// let id = change_id("$.email", ChangeType::Removed);
+/// assert_eq!(id.len(), 16);
+/// assert_eq!(id, change_id("$.email", ChangeType::Removed));
+/// ```
 pub fn change_id(path: &str, change_type: ChangeType) -> String {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     ctx.update(path.as_bytes());
@@ -106,7 +134,8 @@ impl Report {
         threshold.is_some_and(|t| self.changes.iter().any(|c| c.severity >= t))
     }
 
-    /// The exact JSON text of a change's old (`old = true`) or new value, when present.
+    /// The exact JSON text of the old (`old = true`) or new value of `changes[index]`, when it
+    /// has one: numbers as the documents spelled them, even those `serde_json::Value` cannot hold.
     pub fn value_text(&self, index: usize, old: bool) -> Option<String> {
         let change = self.changes.get(index)?;
         if let Some(exact) = self.exact.get(index) {
@@ -123,7 +152,7 @@ impl Report {
         value.as_ref().map(Value::to_string)
     }
 
-    /// The D16 JSON document: `{"changes": [...], "breakingCount", "warningCount", "infoCount",
+    /// The report as one JSON document: `{"changes": [...], "breakingCount", "warningCount", "infoCount",
     /// "changeCount"}`, numbers written exactly as the documents spelled them.
     pub fn to_json(&self) -> String {
         let mut out = String::with_capacity(64 + self.changes.len() * 160);
@@ -179,6 +208,7 @@ impl Report {
 pub struct ChangeGroup {
     /// The normalised path (`$.users[].email`; `status`, `headers.etag` as they are).
     pub path: String,
+    /// The type the group's changes share.
     pub change_type: ChangeType,
     /// The most severe of the group's changes.
     pub severity: Severity,
@@ -198,7 +228,7 @@ impl ChangeGroup {
     }
 }
 
-/// Groups changes that share a normalised path and a type (D20 "grouping for people"), in the
+/// Groups changes that share a normalised path and a type (for people), in the
 /// order of each group's first change. Linear in the number of changes.
 ///
 /// ```

@@ -1,40 +1,74 @@
-//! The severity rules of D9, each with a stable id (documented in `docs/severity.md`).
+//! The severity rules, each with a stable id (documented in `docs/severity.md`).
 
 use apidrift_model::{ChangeType, Severity};
 
-/// One row of the severity table (plus the details D9 adds). Every change the engine emits comes
-/// from exactly one rule.
+/// One row of the severity table (see the crate documentation). Every change the engine emits
+/// comes from exactly one rule, which fixes its type and severity.
+///
+/// ```
+/// use apidrift_diff::{ChangeType, Rule, Severity};
+/// assert_eq!(Rule::FieldRemoved.id(), "field-removed");
+/// assert_eq!(Rule::FieldRemoved.change_type(), ChangeType::Removed);
+/// assert_eq!(Rule::FieldRemoved.severity(), Severity::Breaking);
+/// assert!(Rule::ALL.iter().any(|r| r.id() == "contract-violation"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Rule {
+    /// An object member is gone (merged elements: it was in every item and is in none).
     FieldRemoved,
+    /// Merged elements: a member every baseline item had is missing from some current items.
     FieldRemovedFromSome,
+    /// Merged elements: a member only some baseline items had is gone from every current item.
     FieldGoneFromSome,
+    /// An object member appears (merged elements: in every current item).
     FieldAdded,
+    /// Merged elements: a member no baseline item had appears in some current items.
     FieldAddedInSome,
+    /// The JSON type changed (string, number, integer, boolean, object, array).
     TypeChanged,
+    /// An integer becomes a number with a fraction.
     IntegerToNumber,
+    /// A number becomes an integer.
     NumberToInteger,
+    /// A value becomes `null`.
     BecameNull,
+    /// A `null` becomes a value.
     BecameNonNull,
+    /// Full mode: a leaf value changed within its type.
     ValueChanged,
+    /// Full mode: an item paired by identity key is gone.
     ItemRemoved,
+    /// Full mode: an item paired by identity key is new.
     ItemAdded,
+    /// Full mode, items paired by position: the current array is shorter.
     ElementRemoved,
+    /// Full mode, items paired by position: the current array is longer.
     ElementAdded,
+    /// Full mode: a non-JSON body's SHA-256 differs.
     TextBodyChanged,
+    /// The status was 2xx and is not now.
     StatusLeft2xx,
+    /// The fetch produced no response.
     NoResponse,
+    /// Any other status change.
     StatusChanged,
+    /// The content type was JSON and is not now (or is gone).
     ContentTypeNotJson,
+    /// Any other content-type change (parameters such as `charset` are ignored).
     ContentTypeChanged,
+    /// A `Deprecation` or `Sunset` header appears.
     DeprecationAppeared,
+    /// A `Deprecation` or `Sunset` header disappears.
     DeprecationDisappeared,
+    /// Another tracked header appears or disappears.
     HeaderPresence,
+    /// The body violates its OpenAPI response contract.
     ContractViolation,
 }
 
 impl Rule {
-    /// Every rule, in the order of `docs/severity.md`.
+    /// Every rule, in the order of the severity table.
     pub const ALL: &'static [Rule] = &[
         Rule::FieldRemoved,
         Rule::FieldRemovedFromSome,
@@ -63,7 +97,7 @@ impl Rule {
         Rule::ContractViolation,
     ];
 
-    /// The stable rule id.
+    /// The stable rule id (`field-removed`).
     pub const fn id(self) -> &'static str {
         match self {
             Rule::FieldRemoved => "field-removed",

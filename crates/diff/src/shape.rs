@@ -1,4 +1,4 @@
-//! Shape inference (D9 schema mode): the types seen at each path, the merged shape of array
+//! Shape inference (schema mode): the types seen at each path, the merged shape of array
 //! elements, and which object members are present in all or only some objects. A [`Shape`] is
 //! serialisable so that a baseline's shape can be stored and diffed without the baseline body.
 
@@ -11,28 +11,43 @@ use crate::rules::Rule;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
-/// A set of JSON types, written sorted and joined by `|` (`integer|string`).
+/// A set of JSON types, displayed sorted and joined by `|` (`integer|string`), as a change's
+/// `oldType` and `newType` write merged elements.
+///
+/// ```
+/// use apidrift_diff::{JsonType, TypeSet};
+/// let set = TypeSet::of(JsonType::String).with(JsonType::Integer);
+/// assert_eq!(set.to_string(), "integer|string");
+/// assert!(set.contains(JsonType::String) && !set.contains(JsonType::Null));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct TypeSet(u8);
 
 impl TypeSet {
+    /// The empty set.
     pub const EMPTY: TypeSet = TypeSet(0);
 
+    /// The set of one type.
     pub fn of(t: JsonType) -> TypeSet {
         TypeSet(1 << t.index())
     }
+    /// True when `t` is in the set.
     pub fn contains(self, t: JsonType) -> bool {
         self.0 & (1 << t.index()) != 0
     }
+    /// True when the set has no type.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
+    /// The set with `t` added.
     pub fn with(self, t: JsonType) -> TypeSet {
         TypeSet(self.0 | (1 << t.index()))
     }
+    /// The set with `t` removed.
     pub fn without(self, t: JsonType) -> TypeSet {
         TypeSet(self.0 & !(1 << t.index()))
     }
+    /// The types of this set that are not in `other`.
     pub fn minus(self, other: TypeSet) -> TypeSet {
         TypeSet(self.0 & !other.0)
     }
@@ -56,7 +71,7 @@ impl std::fmt::Display for TypeSet {
     }
 }
 
-/// The rule for a change of type set at one path (D9: a new non-null type is `type_changed`, a new
+/// The rule for a change of type set at one path (a new non-null type is `type_changed`, a new
 /// `null` is `nullability_changed`, a type that disappears is nothing; the table rows win where
 /// they apply; with two differences the more severe wins, the type change on a tie).
 pub(crate) fn type_rule(old: TypeSet, new: TypeSet) -> Option<Rule> {
@@ -96,14 +111,17 @@ pub(crate) fn more_severe(first: Option<Rule>, second: Option<Rule>) -> Option<R
     }
 }
 
-/// How many merged values had each type.
+/// How many merged values had each type. Serialises as a map from type name to count
+/// (`{"integer": 3, "null": 1}`), without the zero counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TypeCounts([u64; 7]);
 
 impl TypeCounts {
+    /// How many values had type `t`.
     pub fn get(&self, t: JsonType) -> u64 {
         self.0[t.index()]
     }
+    /// The types seen at least once.
     pub fn set(&self) -> TypeSet {
         JsonType::ALL
             .into_iter()
@@ -142,7 +160,23 @@ impl<'de> Deserialize<'de> for TypeCounts {
     }
 }
 
-/// The inferred shape of one or more JSON values merged together.
+/// The inferred shape of one or more JSON values merged together: the types seen, the object
+/// members (and in how many objects each was), and the merged shape of array elements. It
+/// (de)serialises with serde, so a baseline can be kept as a shape ([`Input::to_shape`]) and
+/// diffed later with [`diff_shape`](crate::diff_shape) without its body.
+///
+/// ```
+/// use apidrift_diff::Shape;
+/// let shape = Shape::infer(&serde_json::json!([{"id": 1, "tag": "a"}, {"id": 2}]))?;
+/// let items = shape.elements.as_deref().unwrap();
+/// assert_eq!(items.object_count(), 2);
+/// assert_eq!(items.fields[1].name, "tag");
+/// assert_eq!(items.fields[1].count, 1); // in one of the two objects
+/// assert_eq!(items.fields[0].shape.type_set().to_string(), "integer");
+/// # Ok::<(), apidrift_diff::DiffError>(())
+/// ```
+///
+/// [`Input::to_shape`]: crate::Input::to_shape
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Shape {
@@ -162,11 +196,14 @@ pub struct Shape {
 
 /// One object member of a [`Shape`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Field {
+    /// The member name.
     pub name: String,
     /// How many of the merged objects had this member (equal to the shape's object count when
     /// the member is present in all of them).
     pub count: u64,
+    /// The merged shape of the member's values.
     pub shape: Shape,
 }
 
@@ -219,8 +256,8 @@ impl Shape {
         self.types.get(JsonType::Object)
     }
 
-    /// Merges one more value into the shape.
-    pub fn add<J: JsonNode>(&mut self, value: &J, depth: usize) -> Result<(), DiffError> {
+    /// Merges one more value into the shape, `depth` levels below the document root.
+    pub(crate) fn add<J: JsonNode>(&mut self, value: &J, depth: usize) -> Result<(), DiffError> {
         if depth > MAX_DEPTH {
             return Err(DiffError::TooDeep { limit: MAX_DEPTH });
         }

@@ -1,4 +1,4 @@
-//! Reading a baseline or current document (D16): a snapshot file
+//! Reading a baseline or current document: a snapshot file
 //! `{"apidriftSnapshot": 1, "status": 200, "headers": {...}, "body": <JSON or null>,
 //! "bodyText"?: "<non-JSON body>"}` or any other JSON document, taken as a bare body.
 
@@ -8,17 +8,34 @@ use crate::{Body, Input, TextBody};
 
 /// Why a document cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InputError {
+    /// The text is not JSON.
     #[error("invalid JSON: {0}")]
     Json(#[from] ParseError),
+    /// The text is a snapshot file (it has [`SNAPSHOT_KEY`]) with a member that is wrong; the
+    /// message says which.
     #[error("invalid snapshot file: {0}")]
     Snapshot(String),
 }
 
-/// The key that marks a snapshot file.
+/// The member that marks a snapshot file (`{"apidriftSnapshot": 1, ...}`).
 pub const SNAPSHOT_KEY: &str = "apidriftSnapshot";
 
-/// Parses a document and, when it is a snapshot file, splits it into status, headers and body.
+/// Parses a document and, when it is a snapshot file, splits it into status, headers and body;
+/// any other JSON document is a bare body ([`Input::bare`]).
+///
+/// A snapshot file is what `apidrift snapshot` writes: `{"apidriftSnapshot": 1, "status": 200,
+/// "headers": {...}, "body": <JSON or null>}`, with `"bodyText"` instead of `"body"` for a
+/// non-JSON body.
+///
+/// ```
+/// use apidrift_diff::read_document;
+/// let input = read_document(r#"{"apidriftSnapshot": 1, "status": 200, "headers": {}, "body": {"a": 1}}"#)?;
+/// assert_eq!(input.status, Some(200));
+/// assert_eq!(read_document(r#"{"a": 1}"#)?.status, None);
+/// # Ok::<(), apidrift_diff::InputError>(())
+/// ```
 pub fn read_document(text: &str) -> Result<Input<Json<'_>>, InputError> {
     let doc = parse(text)?;
     match doc {

@@ -1,4 +1,4 @@
-//! Learned volatile fields (D20): several samples of one response, taken moments apart, tell which
+//! Learned volatile fields: several samples of one response, taken moments apart, tell which
 //! leaves change on every call (timestamps, request ids, counters). Their paths are ignored like
 //! `ignorePaths` in full mode afterwards. A sample that differs in shape, not only in values, is
 //! an error: a baseline needs a response that is stable apart from its volatile values.
@@ -26,11 +26,12 @@ pub enum VolatileError {
         /// What differs there (`removed`, `type_changed`, …).
         change: ChangeType,
     },
+    /// A sample could not be compared (it nests too deep).
     #[error(transparent)]
     Diff(#[from] DiffError),
 }
 
-/// The leaf paths whose values differ between samples of one response (D20), in the order they
+/// The leaf paths whose values differ between samples of one response, in the order they
 /// are first found, each a concrete change path (`$.meta.requestId`, `$.items[id=7].updatedAt`,
 /// `$.rows[0].ts`) that [`IgnorePattern::parse`](crate::IgnorePattern::parse) accepts.
 ///

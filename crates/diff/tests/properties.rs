@@ -5,8 +5,8 @@
 //! of schema mode (D20).
 
 use apidrift_diff::{
-    ChangeType, DiffMode, Json, Options, PatternSeg, Report, Severity, diff_bodies, normalise_path,
-    parse, parse_segments,
+    ChangeType, DiffMode, IgnorePattern, Json, Options, PatternSeg, Report, Severity, diff_bodies,
+    normalise_path, parse,
 };
 use proptest::prelude::*;
 use std::borrow::Cow;
@@ -65,13 +65,13 @@ fn modes() -> [Options; 2] {
 /// True when a full-mode change path resolves in a document; a merged segment `[]` (full mode's
 /// merged-shape pass, D20) resolves when some element resolves the rest.
 fn resolves(doc: &Json<'_>, path: &str) -> bool {
-    let Some(segs) = path
-        .strip_prefix('$')
-        .and_then(|rest| parse_segments(rest).ok())
-    else {
+    // A change path parses as an ignore pattern that matches exactly it.
+    let Ok(pattern) = IgnorePattern::parse(path) else {
         return false;
     };
-    resolves_at(doc, &segs)
+    pattern
+        .body_segments()
+        .is_some_and(|segs| resolves_at(doc, segs))
 }
 
 fn resolves_at(at: &Json<'_>, segs: &[PatternSeg]) -> bool {

@@ -59,15 +59,12 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         .map(|spec| IdentityRule::parse_spec(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError(e.to_string()))?;
-    let options = Options {
-        mode: match args.mode {
-            Mode::Schema => DiffMode::Schema,
-            Mode::Full => DiffMode::Full,
-        },
-        ignore,
-        identity_rules,
-        ..Options::default()
-    };
+    let mut options = Options::with_mode(match args.mode {
+        Mode::Schema => DiffMode::Schema,
+        Mode::Full => DiffMode::Full,
+    });
+    options.ignore = ignore;
+    options.identity_rules = identity_rules;
     let old_text = read_input(&args.baseline)?;
     let new_text = read_input(&args.current)?;
     let old =
