@@ -668,6 +668,57 @@ fn webhook_cli() -> TestResult {
     ])?;
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("url:"));
+    // Native kinds: `create` is `add`; the Slack URL and the routing key come on stdin and are
+    // never printed.
+    for (kind, flag, input) in [
+        (
+            "slack",
+            "--url-stdin",
+            "http://127.0.0.1:9/services/T/B/cliSlackToken",
+        ),
+        (
+            "pagerduty",
+            "--secret-stdin",
+            "cliRoutingKey0123456789abcdefABC",
+        ),
+    ] {
+        let mut cmd = env.command(&[
+            "webhook",
+            "create",
+            "--workspace",
+            &ws,
+            "--kind",
+            kind,
+            flag,
+        ]);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn()?;
+        child
+            .stdin
+            .take()
+            .ok_or("no stdin")?
+            .write_all(format!("{input}\n").as_bytes())?;
+        let out = child.wait_with_output()?;
+        assert!(out.status.success(), "{kind}: {out:?}");
+        let printed: Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(printed["kind"], kind, "{printed}");
+        assert!(printed.get("secret").is_none(), "{printed}");
+        assert!(
+            !printed.to_string().contains("cliSlackToken")
+                && !printed.to_string().contains("cliRoutingKey")
+        );
+    }
+    let out = env.run(&[
+        "webhook",
+        "create",
+        "--workspace",
+        &ws,
+        "--kind",
+        "pagerduty",
+    ])?;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secret: required"));
     let removed = env.cli(&["webhook", "remove", &id, "--workspace", &ws])?;
     assert_eq!(removed["removed"], id.as_str());
     let out = env.run(&["webhook", "remove", &id, "--workspace", &ws])?;
@@ -773,26 +824,24 @@ fn validate_discord(v: &Value) -> Result<(), String> {
         if let Some(d) = e.get("description") {
             non_empty_str(d, 4096, "embed description")?;
         }
-        if let Some(c) = e.get("color") {
-            if !c.as_u64().is_some_and(|n| n <= 0xff_ffff) {
-                return Err(format!("color: a 24-bit integer, got {c}"));
-            }
+        if let Some(c) = e.get("color")
+            && c.as_u64().is_none_or(|n| n > 0xff_ffff)
+        {
+            return Err(format!("color: a 24-bit integer, got {c}"));
         }
-        if let Some(t) = e.get("timestamp") {
-            if !t
+        if let Some(t) = e.get("timestamp")
+            && !t
                 .as_str()
                 .is_some_and(|s| s.contains('T') && s.ends_with('Z'))
-            {
-                return Err(format!("timestamp: ISO 8601, got {t}"));
-            }
+        {
+            return Err(format!("timestamp: ISO 8601, got {t}"));
         }
-        if let Some(u) = e.get("url") {
-            if !u
+        if let Some(u) = e.get("url")
+            && !u
                 .as_str()
                 .is_some_and(|s| s.starts_with("https://") || s.starts_with("http://"))
-            {
-                return Err(format!("url: {u}"));
-            }
+        {
+            return Err(format!("url: {u}"));
         }
         let fields = e["fields"].as_array().cloned().unwrap_or_default();
         if fields.len() > 25 {
@@ -836,10 +885,10 @@ fn validate_pagerduty(v: &Value) -> Result<(), String> {
             ) {
                 return Err(format!("payload.severity: {}", p["severity"]));
             }
-            if let Some(t) = p.get("timestamp") {
-                if !t.as_str().is_some_and(|s| s.contains('T')) {
-                    return Err(format!("payload.timestamp: {t}"));
-                }
+            if let Some(t) = p.get("timestamp")
+                && !t.as_str().is_some_and(|s| s.contains('T'))
+            {
+                return Err(format!("payload.timestamp: {t}"));
             }
             if let Some(links) = v.get("links") {
                 for l in links.as_array().ok_or("links: an array")? {
