@@ -258,6 +258,11 @@ pub struct ServerSettings {
     /// Worker threads of `serve` (`APIDRIFT_SERVER__WORKERS`); 0 or unset = one per core.
     #[serde(default)]
     pub workers: usize,
+    /// The address users reach the service at, e.g. `https://drift.example.com`
+    /// (`APIDRIFT_SERVER__PUBLIC_URL`): Slack, Discord and PagerDuty messages link to the
+    /// console's diff page under it. Unset: no links.
+    #[serde(default)]
+    pub public_url: Option<String>,
 }
 
 /// `[outbound]`.
@@ -347,6 +352,16 @@ pub fn load(
         .map_err(config_error)?;
     if settings.database_url.trim().is_empty() {
         return Err(CliError("database URL is empty".into()));
+    }
+    if let Some(public) = &settings.server.public_url {
+        let ok = url::Url::parse(public.trim())
+            .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+        if !ok {
+            return Err(CliError(format!(
+                "server.public_url must be an absolute http or https URL such as \
+                 https://drift.example.com, not {public:?}"
+            )));
+        }
     }
     Ok(settings)
 }

@@ -28,6 +28,8 @@
 //!
 //! * [`alerts`] — D11 event bodies, the diff fingerprint, `Apidrift-Signature` signing and
 //!   verification, webhook secrets; [`Monitor::accept_diff`] (D12) promotes a check's response.
+//! * [`channels`] — the Slack, Discord and PagerDuty messages a native channel receives,
+//!   rendered at delivery time from the stored event (D24).
 //! * [`Worker`] ([`worker`], [`scheduler`], [`outbox`]) — the background loops of
 //!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
 //!   retried with backoff, released on graceful shutdown.
@@ -46,6 +48,7 @@
 
 pub mod alerts;
 mod body;
+pub mod channels;
 mod client;
 mod error;
 mod loops;

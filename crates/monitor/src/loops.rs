@@ -44,6 +44,9 @@ pub struct WorkerConfig {
     pub check_retention_days: u32,
     /// How often the upkeep loop runs (resetting `checking` left by dead runs, retention).
     pub upkeep_every: Duration,
+    /// `[server] public_url`: the console's address as users reach it, for links in Slack,
+    /// Discord and PagerDuty messages (none when unset).
+    pub public_url: Option<String>,
 }
 
 impl Default for WorkerConfig {
@@ -64,6 +67,7 @@ impl Default for WorkerConfig {
             retry_window: Duration::from_secs(24 * 3600),
             check_retention_days: 90,
             upkeep_every: Duration::from_secs(60),
+            public_url: None,
         }
     }
 }

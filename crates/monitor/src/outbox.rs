@@ -1,18 +1,20 @@
 //! Webhook deliveries from the durable outbox (D11). A delivery is claimed with a lease, POSTed
-//! through the SSRF-safe [`crate::Client`] (5 s timeout, no redirects) with the
-//! `Apidrift-Signature` header, and its attempt recorded with the outcome in one transaction: a
+//! through the SSRF-safe [`crate::Client`] (5 s timeout, no redirects) — a generic webhook with
+//! the `Apidrift-Signature` header, a native channel with its service's message
+//! ([`crate::channels`]) — and its attempt recorded with the outcome in one transaction: a
 //! 2xx is delivered; anything else is retried with exponential backoff and jitter until the
 //! event is older than the retry window (24 h), then given up. A process that dies mid-attempt
 //! leaves the lease to expire, so the delivery is sent again (at least once).
 
 use crate::alerts::{SIGNATURE_HEADER, signature};
+use crate::channels;
 use crate::client::FetchRequest;
 use crate::loops::{Ctx, WorkerConfig, WorkerStats, claim_loop, random_below};
 use apidrift_model::HttpMethod;
 use apidrift_model::SecretString;
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_seal::{Binding, Field};
-use apidrift_store::{ClaimedDelivery, DeliveryAttempt, DeliveryOutcome, new_id};
+use apidrift_store::{ClaimedDelivery, DeliveryAttempt, DeliveryOutcome, WebhookKind, new_id};
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -66,6 +68,44 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     .await;
 }
 
+/// What one delivery sends: where, which body, which extra headers.
+struct Outgoing {
+    url: String,
+    body: String,
+    headers: Vec<ExtraHeader>,
+}
+
+/// Builds the request of delivery `d` from its opened secret: the signed generic event, or the
+/// message of a native channel (Slack and Discord POST to the sealed URL; PagerDuty carries the
+/// routing key in its body).
+fn outgoing(ctx: &Ctx, d: &ClaimedDelivery, secret: &[u8]) -> Result<Outgoing, String> {
+    if d.kind == WebhookKind::Generic {
+        let now = OffsetDateTime::now_utc().unix_timestamp();
+        let sig = signature(secret, now, d.payload.as_bytes());
+        return Ok(Outgoing {
+            url: d.url.clone(),
+            body: d.payload.clone(),
+            headers: vec![ExtraHeader {
+                name: SIGNATURE_HEADER.to_owned(),
+                value: SecretString::new(sig),
+            }],
+        });
+    }
+    let secret = std::str::from_utf8(secret)
+        .map_err(|_| "the webhook secret is not UTF-8 text".to_owned())?;
+    let body = channels::render(d.kind, &d.payload, secret, ctx.config.public_url.as_deref())
+        .ok_or_else(|| "the stored event is not a JSON object".to_owned())?;
+    let url = match d.kind {
+        WebhookKind::Slack | WebhookKind::Discord => secret.to_owned(),
+        WebhookKind::Generic | WebhookKind::Pagerduty => d.url.clone(),
+    };
+    Ok(Outgoing {
+        url,
+        body,
+        headers: Vec::new(),
+    })
+}
+
 /// One attempt: (HTTP status, error) — error `None` means delivered.
 async fn attempt(ctx: &Ctx, d: &ClaimedDelivery) -> (Option<u16>, Option<String>) {
     let secret = match ctx.keys.open(
@@ -79,21 +119,21 @@ async fn attempt(ctx: &Ctx, d: &ClaimedDelivery) -> (Option<u16>, Option<String>
         Ok(s) => s,
         Err(e) => return (None, Some(format!("webhook secret: {e}"))),
     };
-    let url = match ctx.monitor.client().check_url(&d.url) {
+    let out = match outgoing(ctx, d, &secret) {
+        Ok(o) => o,
+        Err(e) => return (None, Some(e)),
+    };
+    // The outbound policy applies to every kind, to the URL actually used.
+    let url = match ctx.monitor.client().check_url(&out.url) {
         Ok(u) => u,
         Err(e) => return (None, Some(e.to_string())),
     };
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    let sig = signature(&secret, now, d.payload.as_bytes());
     let request = FetchRequest {
         url,
         method: HttpMethod::Post,
         credential: Credential::None,
-        headers: vec![ExtraHeader {
-            name: SIGNATURE_HEADER.to_owned(),
-            value: SecretString::new(sig),
-        }],
-        body: Some(d.payload.clone().into_bytes()),
+        headers: out.headers,
+        body: Some(out.body.into_bytes()),
         content_type: Some("application/json".to_owned()),
         timeout: ctx.config.delivery_timeout,
         follow_redirects: false,

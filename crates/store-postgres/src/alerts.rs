@@ -9,7 +9,8 @@ use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
     DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
-    ScheduleInfo, StoreError, StoredWebhook, ids_from_text, ids_to_text, new_id, plan_alerts,
+    ScheduleInfo, StoreError, StoredWebhook, WebhookKind, ids_from_text, ids_to_text, new_id,
+    plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -34,6 +35,8 @@ struct WebhookRow {
     #[diesel(sql_type = SqlUuid)]
     workspace_id: Uuid,
     #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
     url: String,
     #[diesel(sql_type = Text)]
     min_severity: String,
@@ -48,6 +51,10 @@ impl WebhookRow {
         Ok(NewWebhook {
             id: self.id,
             workspace_id: self.workspace_id,
+            kind: self
+                .kind
+                .parse::<WebhookKind>()
+                .map_err(|e| StoreError::corrupt("webhooks.kind", e))?,
             url: self.url,
             min_severity: self
                 .min_severity
@@ -59,9 +66,14 @@ impl WebhookRow {
     }
 }
 
+fn kind(text: &str) -> Result<WebhookKind, StoreError> {
+    text.parse::<WebhookKind>()
+        .map_err(|e| StoreError::corrupt("webhooks.kind", e))
+}
+
 async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
     let rows: Vec<WebhookRow> = diesel::sql_query(
-        "SELECT id, workspace_id, url, min_severity, sealed_secret, created_at FROM webhooks \
+        "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = $1 ORDER BY created_at, id",
     )
     .bind::<SqlUuid, _>(ws)
@@ -168,6 +180,8 @@ struct DeliveryRow {
     #[diesel(sql_type = SqlUuid)]
     webhook_id: Uuid,
     #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
     url: String,
     #[diesel(sql_type = Bytea)]
     sealed_secret: Vec<u8>,
@@ -246,11 +260,12 @@ impl AlertStore for PgStore {
         new.check_text()?;
         let mut conn = self.conn().await?;
         diesel::sql_query(
-            "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO webhooks (id, workspace_id, kind, url, min_severity, sealed_secret, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind::<SqlUuid, _>(new.id)
         .bind::<SqlUuid, _>(new.workspace_id)
+        .bind::<Text, _>(new.kind.as_str())
         .bind::<Text, _>(&new.url)
         .bind::<Text, _>(new.min_severity.as_str())
         .bind::<Bytea, _>(&new.sealed_secret)
@@ -313,7 +328,7 @@ impl AlertStore for PgStore {
                  AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until < $1) \
                  ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
                RETURNING id, workspace_id, event_id, webhook_id, attempts) \
-             SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.url, w.sealed_secret, \
+             SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.kind, w.url, w.sealed_secret, \
                e.payload, d.attempts, e.created_at \
              FROM claimed d JOIN webhooks w ON w.id = d.webhook_id \
              JOIN outbox_events e ON e.id = d.event_id",
@@ -327,18 +342,21 @@ impl AlertStore for PgStore {
         .map_err(|e| StoreError::from(Error::Db(e)))?;
         Ok(rows
             .into_iter()
-            .map(|r| ClaimedDelivery {
-                id: r.id,
-                workspace_id: r.workspace_id,
-                event_id: r.event_id,
-                webhook_id: r.webhook_id,
-                url: r.url,
-                sealed_secret: r.sealed_secret,
-                payload: read_text(r.payload),
-                attempts: u32::try_from(r.attempts).unwrap_or(0),
-                created_at: r.created_at,
+            .map(|r| {
+                Ok(ClaimedDelivery {
+                    id: r.id,
+                    workspace_id: r.workspace_id,
+                    event_id: r.event_id,
+                    webhook_id: r.webhook_id,
+                    kind: kind(&r.kind)?,
+                    url: r.url,
+                    sealed_secret: r.sealed_secret,
+                    payload: read_text(r.payload),
+                    attempts: u32::try_from(r.attempts).unwrap_or(0),
+                    created_at: r.created_at,
+                })
             })
-            .collect())
+            .collect::<Result<_, StoreError>>()?)
     }
 
     async fn finish_delivery(

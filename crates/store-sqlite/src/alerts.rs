@@ -8,7 +8,8 @@ use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
     DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
-    ScheduleInfo, StoreError, StoredWebhook, ids_from_text, ids_to_text, new_id, plan_alerts,
+    ScheduleInfo, StoreError, StoredWebhook, WebhookKind, ids_from_text, ids_to_text, new_id,
+    plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -28,6 +29,8 @@ struct WebhookRow {
     #[diesel(sql_type = Text)]
     workspace_id: String,
     #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
     url: String,
     #[diesel(sql_type = Text)]
     min_severity: String,
@@ -42,6 +45,10 @@ impl WebhookRow {
         Ok(NewWebhook {
             id: parse_id("webhooks.id", &self.id)?,
             workspace_id: parse_id("webhooks.workspace_id", &self.workspace_id)?,
+            kind: self
+                .kind
+                .parse::<WebhookKind>()
+                .map_err(|e| StoreError::corrupt("webhooks.kind", e))?,
             url: self.url,
             min_severity: self
                 .min_severity
@@ -53,9 +60,14 @@ impl WebhookRow {
     }
 }
 
+fn kind(text: &str) -> Result<WebhookKind, StoreError> {
+    text.parse::<WebhookKind>()
+        .map_err(|e| StoreError::corrupt("webhooks.kind", e))
+}
+
 fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
     let rows: Vec<WebhookRow> = diesel::sql_query(
-        "SELECT id, workspace_id, url, min_severity, sealed_secret, created_at FROM webhooks \
+        "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = ? ORDER BY created_at, id",
     )
     .bind::<Text, _>(id(ws))
@@ -155,6 +167,8 @@ struct DeliveryRow {
     #[diesel(sql_type = Text)]
     webhook_id: String,
     #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
     url: String,
     #[diesel(sql_type = Binary)]
     sealed_secret: Vec<u8>,
@@ -174,7 +188,7 @@ fn claim_deliveries(
     limit: u32,
 ) -> Result<Vec<ClaimedDelivery>> {
     let rows: Vec<DeliveryRow> = diesel::sql_query(
-        "SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.url, w.sealed_secret, \
+        "SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.kind, w.url, w.sealed_secret, \
          e.payload, d.attempts, e.created_at FROM deliveries d \
          JOIN webhooks w ON w.id = d.webhook_id JOIN outbox_events e ON e.id = d.event_id \
          WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
@@ -198,6 +212,7 @@ fn claim_deliveries(
             workspace_id: parse_id("deliveries.workspace_id", &r.workspace_id)?,
             event_id: parse_id("deliveries.event_id", &r.event_id)?,
             webhook_id: parse_id("deliveries.webhook_id", &r.webhook_id)?,
+            kind: kind(&r.kind)?,
             url: r.url,
             sealed_secret: r.sealed_secret,
             payload: r.payload,
@@ -414,11 +429,12 @@ impl AlertStore for SqliteStore {
         new.check_text()?;
         self.write(move |c| {
             diesel::sql_query(
-                "INSERT INTO webhooks (id, workspace_id, url, min_severity, sealed_secret, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO webhooks (id, workspace_id, kind, url, min_severity, sealed_secret, created_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
             )
             .bind::<Text, _>(id(new.id))
             .bind::<Text, _>(id(new.workspace_id))
+            .bind::<Text, _>(new.kind.as_str())
             .bind::<Text, _>(&new.url)
             .bind::<Text, _>(new.min_severity.as_str())
             .bind::<Binary, _>(&new.sealed_secret)

@@ -19,11 +19,63 @@ pub const EVENT_DETECTED: &str = "drift.detected";
 /// `drift.resolved`.
 pub const EVENT_RESOLVED: &str = "drift.resolved";
 
+/// What a webhook delivers to: the signed generic event, or a service's own message format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum WebhookKind {
+    /// The signed generic event (`Apidrift-Signature`).
+    #[default]
+    Generic,
+    /// A Slack incoming webhook (its URL is the secret).
+    Slack,
+    /// A Discord webhook (its URL is the secret).
+    Discord,
+    /// PagerDuty Events API v2 (the secret is the routing key).
+    Pagerduty,
+}
+
+impl WebhookKind {
+    /// Every kind, in the order shown to users.
+    pub const ALL: [WebhookKind; 4] = [
+        WebhookKind::Generic,
+        WebhookKind::Slack,
+        WebhookKind::Discord,
+        WebhookKind::Pagerduty,
+    ];
+
+    /// The stored and wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookKind::Generic => "generic",
+            WebhookKind::Slack => "slack",
+            WebhookKind::Discord => "discord",
+            WebhookKind::Pagerduty => "pagerduty",
+        }
+    }
+}
+
+impl std::fmt::Display for WebhookKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for WebhookKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WebhookKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| format!("unknown webhook kind {s:?}"))
+    }
+}
+
 /// A webhook to create (its secret already sealed with `Field::WebhookSecret`, bound to `id`).
+/// For `slack` and `discord` the sealed secret is the full URL and `url` a redacted form of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewWebhook {
     pub id: Uuid,
     pub workspace_id: Uuid,
+    pub kind: WebhookKind,
     pub url: String,
     pub min_severity: Severity,
     pub sealed_secret: Vec<u8>,
@@ -158,6 +210,7 @@ pub struct ClaimedDelivery {
     pub workspace_id: Uuid,
     pub event_id: Uuid,
     pub webhook_id: Uuid,
+    pub kind: WebhookKind,
     pub url: String,
     pub sealed_secret: Vec<u8>,
     pub payload: String,
@@ -329,6 +382,7 @@ mod tests {
 
     fn hook(min: Severity) -> StoredWebhook {
         NewWebhook {
+            kind: crate::WebhookKind::Generic,
             id: Uuid::now_v7(),
             workspace_id: Uuid::nil(),
             url: "https://example.com/h".into(),

@@ -1343,6 +1343,7 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
     for (i, ws) in [a.id, a.id, a.id, b.id].into_iter().enumerate() {
         store
             .create_webhook(NewWebhook {
+                kind: crate::WebhookKind::Generic,
                 id: Uuid::now_v7(),
                 workspace_id: ws,
                 url: format!("https://hooks.example.com/{i}"),

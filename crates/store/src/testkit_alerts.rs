@@ -34,6 +34,7 @@ fn after_lease(ms: i64) -> OffsetDateTime {
 
 fn new_hook(ws: Uuid, n: i64, min: Severity) -> NewWebhook {
     NewWebhook {
+        kind: crate::WebhookKind::Generic,
         id: new_id(),
         workspace_id: ws,
         url: format!("https://hooks.example.com/{n}"),
@@ -137,6 +138,39 @@ fn counts(pending: u64, delivered: u64, failed: u64, attempts: u64) -> DeliveryC
 }
 
 // ============================================================================ webhooks
+
+/// Each webhook kind round-trips through create and list, and a claimed delivery carries its
+/// webhook's kind, stored URL and sealed secret byte for byte.
+pub async fn alert_webhook_kinds(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let mut hooks = Vec::new();
+    for (n, kind) in (1i64..).zip(WebhookKind::ALL) {
+        let mut h = new_hook(a.id, n, Severity::Info);
+        h.kind = kind;
+        h.url = format!("https://{kind}.example.com/…");
+        h.sealed_secret = vec![u8::try_from(n).unwrap_or(0); 40];
+        assert_eq!(store.create_webhook(h.clone()).await?, h);
+        hooks.push(h);
+    }
+    assert_eq!(store.list_webhooks(a.id).await?, hooks);
+    let e = scheduled_endpoint(&*store, a.id, "e").await?;
+    let (_, _, queued) =
+        alert_check(&*store, a.id, e.id, Some("x"), Severity::Breaking, at(10)).await?;
+    assert_eq!(queued, 4);
+    let claimed = claim_all_deliveries(&*store, "w", at(20), 10).await?;
+    assert_eq!(claimed.len(), 4);
+    for d in &claimed {
+        let h = hooks
+            .iter()
+            .find(|h| h.id == d.webhook_id)
+            .ok_or_else(|| fail("a delivery for an unknown webhook"))?;
+        assert_eq!(
+            (d.kind, &d.url, &d.sealed_secret),
+            (h.kind, &h.url, &h.sealed_secret)
+        );
+    }
+    Ok(())
+}
 
 /// Webhooks: every field round-trips, lists are oldest first and per workspace, deletes are
 /// isolated and take the webhook's pending deliveries with them.
@@ -974,6 +1008,7 @@ macro_rules! alert_conformance_cases {
     ($setup:path, $teardown:path) => {
         $crate::alert_conformance_cases!(@cases $setup, $teardown;
             alert_webhooks_round_trip,
+            alert_webhook_kinds,
             alert_record_check_alerting,
             alert_delivery_claims_are_exclusive,
             alert_delivery_finish_retry_give_up,

@@ -41,6 +41,7 @@ fn draft(fp: &str, when: OffsetDateTime) -> AlertDraft {
 
 fn hook(ws: Uuid, n: i64) -> NewWebhook {
     NewWebhook {
+        kind: crate::WebhookKind::Generic,
         id: new_id(),
         workspace_id: ws,
         url: format!("https://hooks.example.com/{n}"),

@@ -98,6 +98,7 @@ pub async fn operator_gauges(store: Arc<dyn Store>) -> TestResult {
     for url in ["https://hooks.example.com/1", "https://hooks.example.com/2"] {
         store
             .create_webhook(NewWebhook {
+                kind: crate::WebhookKind::Generic,
                 id: new_id(),
                 workspace_id: a.id,
                 url: url.into(),

@@ -222,6 +222,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
     // alert_state.fingerprint, outbox_events.payload, delivery errors, schedules.last_outcome.
     store
         .create_webhook(NewWebhook {
+            kind: crate::WebhookKind::Generic,
             id: new_id(),
             workspace_id: ws.id,
             url: "https://hooks.example.com/h".into(),
@@ -550,6 +551,7 @@ pub async fn text_user_input_refuses_nul(store: Arc<dyn Store>) -> TestResult {
 
     // webhooks.url
     let hook = |url: &str| NewWebhook {
+        kind: crate::WebhookKind::Generic,
         id: new_id(),
         workspace_id: ws.id,
         url: url.into(),

@@ -668,9 +668,475 @@ fn webhook_cli() -> TestResult {
     ])?;
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("url:"));
+    // Native kinds: `create` is `add`; the Slack URL and the routing key come on stdin and are
+    // never printed.
+    for (kind, flag, input) in [
+        (
+            "slack",
+            "--url-stdin",
+            "http://127.0.0.1:9/services/T/B/cliSlackToken",
+        ),
+        (
+            "pagerduty",
+            "--secret-stdin",
+            "cliRoutingKey0123456789abcdefABC",
+        ),
+    ] {
+        let mut cmd = env.command(&[
+            "webhook",
+            "create",
+            "--workspace",
+            &ws,
+            "--kind",
+            kind,
+            flag,
+        ]);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn()?;
+        child
+            .stdin
+            .take()
+            .ok_or("no stdin")?
+            .write_all(format!("{input}\n").as_bytes())?;
+        let out = child.wait_with_output()?;
+        assert!(out.status.success(), "{kind}: {out:?}");
+        let printed: Value = serde_json::from_slice(&out.stdout)?;
+        assert_eq!(printed["kind"], kind, "{printed}");
+        assert!(printed.get("secret").is_none(), "{printed}");
+        assert!(
+            !printed.to_string().contains("cliSlackToken")
+                && !printed.to_string().contains("cliRoutingKey")
+        );
+    }
+    let out = env.run(&[
+        "webhook",
+        "create",
+        "--workspace",
+        &ws,
+        "--kind",
+        "pagerduty",
+    ])?;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("secret: required"));
     let removed = env.cli(&["webhook", "remove", &id, "--workspace", &ws])?;
     assert_eq!(removed["removed"], id.as_str());
     let out = env.run(&["webhook", "remove", &id, "--workspace", &ws])?;
     assert!(!out.status.success());
+    Ok(())
+}
+
+// ================================================================ native channels (Slack, Discord, PagerDuty)
+
+both_backends!(native_channels);
+
+/// A Slack incoming-webhook URL token, a Discord webhook token and a PagerDuty routing key:
+/// secrets that no response, page or log line may show.
+const SLACK_TOKEN: &str = "slackSecretToken3f9a";
+const DISCORD_TOKEN: &str = "discordSecretToken81bc";
+const ROUTING_KEY: &str = "R0utingKey0123456789abcdefABCDEF";
+const PUBLIC_URL: &str = "https://drift.example.test";
+
+fn chars(v: &Value) -> usize {
+    v.as_str().map_or(0, |s| s.chars().count())
+}
+
+fn non_empty_str(v: &Value, max: usize, what: &str) -> Result<(), String> {
+    match v.as_str() {
+        Some(s) if !s.trim().is_empty() && s.chars().count() <= max => Ok(()),
+        _ => Err(format!(
+            "{what}: a non-empty string of at most {max} characters, got {v}"
+        )),
+    }
+}
+
+/// Slack's incoming-webhook message: `text` (the notification fallback) and Block Kit
+/// `blocks` (at most 50): a `header` takes `plain_text` of at most 150 characters, a `section`
+/// `mrkdwn`/`plain_text` of at most 3000.
+fn validate_slack(v: &Value) -> Result<(), String> {
+    let obj = v.as_object().ok_or("not a JSON object")?;
+    for key in obj.keys() {
+        if ![
+            "text",
+            "blocks",
+            "username",
+            "icon_emoji",
+            "icon_url",
+            "mrkdwn",
+        ]
+        .contains(&key.as_str())
+        {
+            return Err(format!("unknown top-level field {key}"));
+        }
+    }
+    non_empty_str(&v["text"], 40_000, "text")?;
+    let blocks = v["blocks"].as_array().ok_or("blocks: an array")?;
+    if blocks.is_empty() || blocks.len() > 50 {
+        return Err(format!("blocks: 1 to 50, got {}", blocks.len()));
+    }
+    for b in blocks {
+        match b["type"].as_str() {
+            Some("header") => {
+                if b["text"]["type"] != "plain_text" {
+                    return Err(format!("header text must be plain_text: {b}"));
+                }
+                non_empty_str(&b["text"]["text"], 150, "header text")?;
+            }
+            Some("section") => {
+                if !matches!(b["text"]["type"].as_str(), Some("mrkdwn" | "plain_text")) {
+                    return Err(format!("section text type: {b}"));
+                }
+                non_empty_str(&b["text"]["text"], 3000, "section text")?;
+            }
+            Some("divider") => {}
+            Some("context") => {
+                let els = b["elements"].as_array().ok_or("context elements")?;
+                if els.is_empty() || els.len() > 10 {
+                    return Err("context: 1 to 10 elements".into());
+                }
+            }
+            other => return Err(format!("unexpected block type {other:?}")),
+        }
+    }
+    Ok(())
+}
+
+/// Discord's execute-webhook body: `content` (at most 2000) and/or `embeds` (at most 10), each
+/// embed within its limits (title 256, description 4096, at most 25 fields of 256/1024, footer
+/// 2048, 6000 characters in all), a colour that is a 24-bit integer, an ISO 8601 timestamp.
+fn validate_discord(v: &Value) -> Result<(), String> {
+    let obj = v.as_object().ok_or("not a JSON object")?;
+    if let Some(c) = obj.get("content") {
+        non_empty_str(c, 2000, "content")?;
+    }
+    let embeds = v["embeds"].as_array().cloned().unwrap_or_default();
+    if obj.get("content").is_none() && embeds.is_empty() {
+        return Err("content or embeds required".into());
+    }
+    if embeds.len() > 10 {
+        return Err("at most 10 embeds".into());
+    }
+    let mut total = 0;
+    for e in &embeds {
+        if let Some(t) = e.get("title") {
+            non_empty_str(t, 256, "embed title")?;
+        }
+        if let Some(d) = e.get("description") {
+            non_empty_str(d, 4096, "embed description")?;
+        }
+        if let Some(c) = e.get("color")
+            && c.as_u64().is_none_or(|n| n > 0xff_ffff)
+        {
+            return Err(format!("color: a 24-bit integer, got {c}"));
+        }
+        if let Some(t) = e.get("timestamp")
+            && !t
+                .as_str()
+                .is_some_and(|s| s.contains('T') && s.ends_with('Z'))
+        {
+            return Err(format!("timestamp: ISO 8601, got {t}"));
+        }
+        if let Some(u) = e.get("url")
+            && !u
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://") || s.starts_with("http://"))
+        {
+            return Err(format!("url: {u}"));
+        }
+        let fields = e["fields"].as_array().cloned().unwrap_or_default();
+        if fields.len() > 25 {
+            return Err("at most 25 fields".into());
+        }
+        for f in &fields {
+            non_empty_str(&f["name"], 256, "field name")?;
+            non_empty_str(&f["value"], 1024, "field value")?;
+            total += chars(&f["name"]) + chars(&f["value"]);
+        }
+        total += chars(&e["title"]) + chars(&e["description"]) + chars(&e["footer"]["text"]);
+        if chars(&e["footer"]["text"]) > 2048 {
+            return Err("footer text: at most 2048".into());
+        }
+    }
+    if total > 6000 {
+        return Err(format!("embeds: {total} characters, at most 6000"));
+    }
+    Ok(())
+}
+
+/// PagerDuty Events API v2: `routing_key` (32 characters), `event_action`
+/// (`trigger`|`acknowledge`|`resolve`), `dedup_key` (at most 255); a trigger needs `payload`
+/// with `summary` (at most 1024), `source` and `severity` (`critical`|`error`|`warning`|`info`).
+fn validate_pagerduty(v: &Value) -> Result<(), String> {
+    if chars(&v["routing_key"]) != 32 {
+        return Err(format!(
+            "routing_key: 32 characters, got {}",
+            v["routing_key"]
+        ));
+    }
+    non_empty_str(&v["dedup_key"], 255, "dedup_key")?;
+    match v["event_action"].as_str() {
+        Some("trigger") => {
+            let p = &v["payload"];
+            non_empty_str(&p["summary"], 1024, "payload.summary")?;
+            non_empty_str(&p["source"], 1024, "payload.source")?;
+            if !matches!(
+                p["severity"].as_str(),
+                Some("critical" | "error" | "warning" | "info")
+            ) {
+                return Err(format!("payload.severity: {}", p["severity"]));
+            }
+            if let Some(t) = p.get("timestamp")
+                && !t.as_str().is_some_and(|s| s.contains('T'))
+            {
+                return Err(format!("payload.timestamp: {t}"));
+            }
+            if let Some(links) = v.get("links") {
+                for l in links.as_array().ok_or("links: an array")? {
+                    non_empty_str(&l["href"], 2048, "links.href")?;
+                }
+            }
+            Ok(())
+        }
+        Some("resolve" | "acknowledge") => Ok(()),
+        other => Err(format!("event_action: {other:?}")),
+    }
+}
+
+/// The JSON bodies a receiver got, each one a POST of `application/json` with no signature.
+fn native_bodies(rx: &Loopback) -> Result<Vec<Value>, Box<dyn Error>> {
+    let mut out = Vec::new();
+    for (head, body) in rx.seen() {
+        assert!(head.starts_with("POST "), "{head}");
+        assert!(
+            header(&head, "content-type").is_some_and(|c| c.starts_with("application/json")),
+            "{head}"
+        );
+        assert!(
+            header(&head, "apidrift-signature").is_none(),
+            "only generic webhooks are signed"
+        );
+        out.push(serde_json::from_slice(&body)?);
+    }
+    Ok(out)
+}
+
+fn native_channels(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let (_, token) = env.workspace_and_token(&[], "admin")?;
+    let up = Loopback::start(BODY)?;
+    let slack = Loopback::start("ok")?;
+    let discord = Loopback::start("")?;
+    let pd =
+        Loopback::start(r#"{"status":"success","message":"Event processed","dedup_key":"x"}"#)?;
+    pd.script(vec![Answer::Status(202), Answer::Status(202)]);
+    let server = env.serve(&[("APIDRIFT_SERVER__PUBLIC_URL", PUBLIC_URL)])?;
+    let mut answers = String::new();
+    let mut post = |body: Value| -> Result<(u16, Value), Box<dyn Error>> {
+        let (s, b) = call(&server, "POST", "/v1/webhooks", &token, Some(&body))?;
+        answers.push_str(&b.to_string());
+        Ok((s, b))
+    };
+
+    // Refusals that say what to do.
+    let slack_url = slack.url(&format!("/services/T0AAA/B0BBB/{SLACK_TOKEN}"));
+    let discord_url = discord.url(&format!("/api/webhooks/1234/{DISCORD_TOKEN}"));
+    let refused: Vec<(Value, &str)> = vec![
+        (
+            json!({"kind": "teams", "url": slack_url}),
+            "kind: one of generic, slack, discord, pagerduty",
+        ),
+        (json!({"kind": "slack"}), "url: required"),
+        (
+            json!({"kind": "slack", "url": slack_url, "secret": "x"}),
+            "secret: a slack webhook is authenticated by its URL",
+        ),
+        (
+            json!({"kind": "discord", "url": "http://10.0.0.1/api/webhooks/1/t"}),
+            "url: ",
+        ),
+        (json!({"kind": "pagerduty"}), "secret: required"),
+        (
+            json!({"kind": "pagerduty", "secret": "short"}),
+            "secret: a PagerDuty routing key is 32",
+        ),
+        (
+            json!({"kind": "pagerduty", "secret": ROUTING_KEY, "url": "http://192.168.1.1/v2/enqueue"}),
+            "url: ",
+        ),
+    ];
+    for (body, reason) in refused {
+        let (s, b) = post(body.clone())?;
+        assert_eq!(s, 400, "{body} → {b}");
+        assert!(
+            b["error"].as_str().is_some_and(|e| e.starts_with(reason)),
+            "{body} → {b}"
+        );
+    }
+
+    // Created: the Slack and Discord URLs redacted, no secret returned.
+    let (s, b) = post(json!({"kind": "slack", "url": slack_url, "minSeverity": "info"}))?;
+    assert_eq!(s, 201, "{b}");
+    assert_eq!(b["webhook"]["kind"], "slack");
+    assert_eq!(
+        b["webhook"]["url"],
+        slack.url("/services/T0AAA/B0BBB/…").as_str()
+    );
+    assert!(b["webhook"].get("secret").is_none(), "{b}");
+    let (s, b) = post(json!({"kind": "discord", "url": discord_url}))?;
+    assert_eq!(
+        (s, b["webhook"]["kind"].as_str()),
+        (201, Some("discord")),
+        "{b}"
+    );
+    let (s, b) = post(
+        json!({"kind": "pagerduty", "secret": ROUTING_KEY, "url": pd.url("/v2/enqueue"), "minSeverity": "breaking"}),
+    )?;
+    assert_eq!(
+        (s, b["webhook"]["kind"].as_str()),
+        (201, Some("pagerduty")),
+        "{b}"
+    );
+    assert!(b["webhook"].get("secret").is_none(), "{b}");
+    let (s, list) = call(&server, "GET", "/v1/webhooks", &token, None)?;
+    assert_eq!(s, 200);
+    let kinds: Vec<&str> = list["webhooks"]
+        .as_array()
+        .map(|l| l.iter().filter_map(|w| w["kind"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(kinds, ["slack", "discord", "pagerduty"], "{list}");
+    answers.push_str(&list.to_string());
+
+    // An endpoint drifts: each channel gets its own message.
+    let (s, created) = call(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({"name": "users <@everyone>", "url": up.url("/users"), "diffMode": "full"})),
+    )?;
+    assert_eq!(s, 201, "{created}");
+    let id = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let (s, _) = call(
+        &server,
+        "POST",
+        &format!("/v1/endpoints/{id}/baseline"),
+        &token,
+        None,
+    )?;
+    assert_eq!(s, 201);
+    up.set(DRIFTED);
+    let check = format!("/api/v1/endpoints/{id}/check");
+    let (s, b) = call(&server, "POST", &check, &token, None)?;
+    assert_eq!((s, b["alertsSent"].as_u64()), (200, Some(3)), "{b}");
+    let diff_id = b["diffId"].as_str().ok_or("no diff")?.to_owned();
+    // The same drift again alerts nobody.
+    let (_, b) = call(&server, "POST", &check, &token, None)?;
+    assert_eq!(b["alertsSent"].as_u64(), Some(0), "{b}");
+    let latest = b["diffId"].as_str().ok_or("no diff")?.to_owned();
+    wait_for(20, "three deliveries", || {
+        !slack.seen().is_empty() && !discord.seen().is_empty() && !pd.seen().is_empty()
+    })?;
+    let link = format!("{PUBLIC_URL}/console/diffs/{diff_id}");
+
+    let s1 = native_bodies(&slack)?;
+    assert_eq!(s1.len(), 1);
+    validate_slack(&s1[0]).map_err(|e| format!("slack: {e}: {}", s1[0]))?;
+    let text = s1[0].to_string();
+    assert!(
+        text.contains("users &lt;@everyone&gt;"),
+        "mentions are escaped: {text}"
+    );
+    assert!(text.contains(&link), "{text}");
+    assert!(text.contains("breaking"), "{text}");
+
+    let d1 = native_bodies(&discord)?;
+    assert_eq!(d1.len(), 1);
+    validate_discord(&d1[0]).map_err(|e| format!("discord: {e}: {}", d1[0]))?;
+    assert_eq!(d1[0]["embeds"][0]["url"], link.as_str());
+    assert_eq!(d1[0]["allowed_mentions"]["parse"], json!([]));
+    assert!(
+        d1[0]["embeds"][0]["fields"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty())
+    );
+
+    let p1 = native_bodies(&pd)?;
+    assert_eq!(p1.len(), 1);
+    validate_pagerduty(&p1[0]).map_err(|e| format!("pagerduty: {e}: {}", p1[0]))?;
+    assert_eq!(
+        (
+            &p1[0]["event_action"],
+            &p1[0]["routing_key"],
+            &p1[0]["dedup_key"]
+        ),
+        (&json!("trigger"), &json!(ROUTING_KEY), &json!(id))
+    );
+    assert_eq!(p1[0]["payload"]["severity"], "critical");
+    assert!(pd.seen()[0].0.starts_with("POST /v2/enqueue "));
+
+    // Accept the drift; the next clean check resolves it on every channel, PagerDuty with the
+    // same dedup_key.
+    let (s, _) = call(
+        &server,
+        "POST",
+        &format!("/api/v1/diffs/{latest}/accept"),
+        &token,
+        None,
+    )?;
+    assert_eq!(s, 200);
+    let (s, b) = call(&server, "POST", &check, &token, None)?;
+    assert_eq!((s, b["alertsSent"].as_u64()), (200, Some(3)), "{b}");
+    wait_for(20, "three resolutions", || {
+        slack.seen().len() >= 2 && discord.seen().len() >= 2 && pd.seen().len() >= 2
+    })?;
+    std::thread::sleep(Duration::from_millis(300));
+    let s2 = native_bodies(&slack)?;
+    assert_eq!(s2.len(), 2);
+    validate_slack(&s2[1]).map_err(|e| format!("slack: {e}: {}", s2[1]))?;
+    assert!(
+        s2[1]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("Drift resolved")),
+        "{}",
+        s2[1]
+    );
+    let d2 = native_bodies(&discord)?;
+    assert_eq!(d2.len(), 2);
+    validate_discord(&d2[1]).map_err(|e| format!("discord: {e}: {}", d2[1]))?;
+    let p2 = native_bodies(&pd)?;
+    assert_eq!(p2.len(), 2);
+    validate_pagerduty(&p2[1]).map_err(|e| format!("pagerduty: {e}: {}", p2[1]))?;
+    assert_eq!(
+        (
+            &p2[1]["event_action"],
+            &p2[1]["dedup_key"],
+            &p2[1]["routing_key"]
+        ),
+        (&json!("resolve"), &p1[0]["dedup_key"], &json!(ROUTING_KEY))
+    );
+
+    // The deliveries are recorded like any webhook's; no secret in an answer or a log line.
+    for w in list["webhooks"].as_array().cloned().unwrap_or_default() {
+        let wid = w["id"].as_str().ok_or("no id")?;
+        let (s, d) = call(
+            &server,
+            "GET",
+            &format!("/v1/webhooks/{wid}/deliveries"),
+            &token,
+            None,
+        )?;
+        assert_eq!(s, 200, "{d}");
+        answers.push_str(&d.to_string());
+    }
+    let logs = server.output();
+    for secret in [SLACK_TOKEN, DISCORD_TOKEN, ROUTING_KEY] {
+        assert!(!answers.contains(secret), "{secret} in a response");
+        assert!(!logs.contains(secret), "{secret} in the log");
+    }
     Ok(())
 }

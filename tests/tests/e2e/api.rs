@@ -22,6 +22,11 @@ type TestResult = Result<(), Box<dyn Error>>;
 const ALL_SCOPES: &str = "endpoints:read,endpoints:write,checks:run,baselines:write";
 /// A credential that must never come back in a response or a log line.
 const CANARY_CREDENTIAL: &str = "canary-credential-5b2f9e71";
+/// The secret parts of native alert channels: a Slack and a Discord webhook URL's token, a
+/// PagerDuty routing key (32 letters and digits). Never in a response or a log line either.
+const CANARY_SLACK: &str = "canarySlackToken7c41";
+const CANARY_DISCORD: &str = "canaryDiscordToken9e03";
+const CANARY_ROUTING_KEY: &str = "canaryRoutingKey0123456789abcdef";
 /// Limits high enough that scenarios not about rate limits never meet them.
 const HIGH_LIMITS: &[(&str, &str)] = &[
     ("APIDRIFT_LIMITS__READS_PER_MINUTE", "100000"),
@@ -783,6 +788,27 @@ fn routes_statuses_and_isolation_logged(backend: Backend, format: LogFormat) -> 
     assert_eq!(res.status, 404);
     assert_eq!(res.text(), expected);
 
+    // Native alert channels: their secrets (the Slack and Discord URLs' tokens, the PagerDuty
+    // routing key) are sealed; the create answers and the list show none of them.
+    for body in [
+        json!({"kind": "slack", "url": format!("https://hooks.slack.com/services/T0/B0/{CANARY_SLACK}")}),
+        json!({"kind": "discord", "url": format!("https://discord.com/api/webhooks/1/{CANARY_DISCORD}")}),
+        json!({"kind": "pagerduty", "secret": CANARY_ROUTING_KEY}),
+    ] {
+        let made = ok(&c.post("/v1/webhooks", &b_all, &body)?, 201)?;
+        assert_eq!(made["webhook"]["kind"], body["kind"], "{made}");
+        assert!(made["webhook"].get("secret").is_none(), "{made}");
+    }
+    let hooks = ok(&c.get("/v1/webhooks", &b_all)?, 200)?;
+    assert_eq!(
+        hooks["webhooks"][0]["url"],
+        "https://hooks.slack.com/services/T0/B0/…"
+    );
+    assert_eq!(
+        hooks["webhooks"][2]["url"],
+        "https://events.pagerduty.com/v2/enqueue"
+    );
+
     // D5 errors: unknown route, wrong method, both JSON.
     assert_eq!(
         error(&c.get("/api/v1/nothing", &a_read)?, 404)?,
@@ -811,6 +837,9 @@ fn routes_statuses_and_isolation_logged(backend: Backend, format: LogFormat) -> 
         &b_all,
         &revoked,
         &key_text,
+        CANARY_SLACK,
+        CANARY_DISCORD,
+        CANARY_ROUTING_KEY,
     ] {
         assert!(!seen.contains(secret), "a secret was in a response");
         assert!(!logs.contains(secret), "a secret was in the log");

@@ -822,3 +822,99 @@ fn webhooks_page_adds_lists_and_removes() -> TestResult {
     assert_eq!(res.status, 404, "{}", res.text());
     Ok(())
 }
+
+#[test]
+fn webhooks_page_offers_native_kinds_and_hides_their_secrets() -> TestResult {
+    let c = start()?;
+    let admin = c.session("admin@localhost", &c.password)?;
+    let page = c.get("/console/webhooks", &admin)?.text();
+    for (value, label) in [
+        ("generic", "Generic (signed JSON event)"),
+        ("slack", "Slack incoming webhook"),
+        ("discord", "Discord webhook"),
+        ("pagerduty", "PagerDuty (Events API v2)"),
+    ] {
+        let selected = if value == "generic" { " selected" } else { "" };
+        assert!(
+            page.contains(&format!(
+                "<option value=\"{value}\"{selected}>{label}</option>"
+            )),
+            "{page}"
+        );
+    }
+    let csrf = csrf_of(&page).ok_or("no csrf")?;
+    let token = "consoleSlackToken55aa";
+    let slack_url = format!("{}/services/T1/B1/{token}", c.origin);
+    let routing_key = "consoleRoutingKey0123456789ABCDE";
+
+    // A refused Slack add (a secret given) shows the reason and does not echo the URL.
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("kind", "slack"),
+            ("url", &slack_url),
+            ("secret", "nope"),
+        ],
+    )?;
+    assert_eq!(res.status, 400, "{}", res.text());
+    let text = res.text();
+    assert!(
+        text.contains("id=\"webhook-error\">secret: a slack webhook"),
+        "{text}"
+    );
+    assert!(!text.contains(token), "{text}");
+    assert!(text.contains("<option value=\"slack\" selected>"), "{text}");
+
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf), ("kind", "slack"), ("url", &slack_url)],
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert!(
+        res.text().contains("Its URL is kept secret"),
+        "{}",
+        res.text()
+    );
+    // PagerDuty: no URL (the Events API by default), the routing key as the secret.
+    let res = c.post_form(
+        "/console/webhooks",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("kind", "pagerduty"),
+            ("url", ""),
+            ("secret", routing_key),
+        ],
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert!(!res.text().contains(routing_key));
+
+    let page = c.get("/console/webhooks", &admin)?.text();
+    assert!(
+        page.contains(&format!(
+            "<td>slack</td><td><code>{}/services/T1/B1/…</code></td>",
+            c.origin
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "<td>pagerduty</td><td><code>https://events.pagerduty.com/v2/enqueue</code></td>"
+        ),
+        "{page}"
+    );
+    for path in ["/console/webhooks", "/console/endpoints", "/console/tokens"] {
+        let text = c.get(path, &admin)?.text();
+        assert!(!text.contains(token), "{path} shows the Slack URL");
+        assert!(!text.contains(routing_key), "{path} shows the routing key");
+    }
+    let api = c.api("GET", "/v1/webhooks", &c.token, None)?.text();
+    assert!(!api.contains(token) && !api.contains(routing_key), "{api}");
+    Ok(())
+}

@@ -104,6 +104,7 @@ async fn serve(
             keys.clone(),
             &settings.worker,
             &settings.retention,
+            settings.server.public_url.as_deref(),
         )?),
         _ => {
             tracing::warn!("no sealing key: the worker cannot open credentials and does not start");
@@ -210,9 +211,11 @@ fn start_worker(
     keys: Arc<KeyRing>,
     settings: &WorkerSettings,
     retention: &RetentionSettings,
+    public_url: Option<&str>,
 ) -> Result<RunningWorker, CliError> {
     let mut config = settings.config()?;
     config.check_retention_days = retention.check_days;
+    config.public_url = public_url.map(|u| u.trim().to_owned());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(settings.threads.max(1))
         .thread_name("apidrift-worker")

@@ -800,6 +800,7 @@ enum HookOutcome {
     Created(WebhookView),
     Refused {
         error: ApiError,
+        kind: String,
         url: String,
         min: String,
     },
@@ -814,26 +815,49 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
     use views::webhooks::{HookNotice, WebhookRow, Webhooks};
     let mut status = StatusCode::OK;
     let refusal;
-    let (notice, url, min) = match &outcome {
-        HookOutcome::None => (HookNotice::None, "", "warning"),
+    let (notice, kind, url, min) = match &outcome {
+        HookOutcome::None => (HookNotice::None, "generic", "", "warning"),
         HookOutcome::Created(w) => match &w.secret {
-            Some(secret) => (HookNotice::AddedWithSecret(secret), "", "warning"),
-            None => (HookNotice::AddedWithSuppliedSecret, "", "warning"),
+            Some(secret) => (
+                HookNotice::AddedWithSecret(secret),
+                "generic",
+                "",
+                "warning",
+            ),
+            None => (HookNotice::Added(&w.kind), "generic", "", "warning"),
         },
-        HookOutcome::Refused { error, url, min } => {
+        HookOutcome::Refused {
+            error,
+            kind,
+            url,
+            min,
+        } => {
             status = error.status_code();
             refusal = error.to_string();
-            (HookNotice::Refused(&refusal), url.as_str(), min.as_str())
+            // A Slack or Discord URL is a secret: a refused form does not send it back.
+            let url = if matches!(kind.as_str(), "slack" | "discord") {
+                ""
+            } else {
+                url.as_str()
+            };
+            (
+                HookNotice::Refused(&refusal),
+                kind.as_str(),
+                url,
+                min.as_str(),
+            )
         }
     };
     let view = Webhooks {
         notice,
+        kind,
         url,
         min_severity: min,
         rows: list
             .iter()
             .map(|w| WebhookRow {
                 id: w.id,
+                kind: &w.kind,
                 url: &w.url,
                 min_severity: &w.min_severity,
                 created_at: &w.created_at,
@@ -863,12 +887,16 @@ async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, body: web::By
         return Ok(error_page(Some(&s), &e));
     }
     let url = field(&pairs, "url").unwrap_or("").trim().to_owned();
+    let kind = field(&pairs, "kind").unwrap_or("generic").to_owned();
     let min = field(&pairs, "min_severity")
         .unwrap_or("warning")
         .to_owned();
     let made = async {
         probe::take_budget(&state, &req, s.workspace_id(), Class::Creates).await?;
-        let mut body = serde_json::json!({ "url": url, "minSeverity": min });
+        let mut body = serde_json::json!({ "kind": kind, "minSeverity": min });
+        if !url.is_empty() {
+            body["url"] = serde_json::Value::String(url.clone());
+        }
         if let Some(secret) = field(&pairs, "secret").filter(|v| !v.is_empty()) {
             body["secret"] = serde_json::Value::String(secret.to_owned());
         }
@@ -880,7 +908,12 @@ async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, body: web::By
     .await;
     let outcome = match made {
         Ok(w) => HookOutcome::Created(w),
-        Err(error) => HookOutcome::Refused { error, url, min },
+        Err(error) => HookOutcome::Refused {
+            error,
+            kind,
+            url,
+            min,
+        },
     };
     webhooks_page(&state, &s, outcome).await
 }

@@ -1,8 +1,10 @@
 //! Alert channels (D11, D13): `POST /v1/webhooks`, `GET /v1/webhooks`, `DELETE /v1/webhooks/{id}`.
 //! Scope `endpoints:write`, admin or above; POST and DELETE use the create rate class, GET the
-//! read class (D17). The rules are the service's (`apidrift_monitor::service::webhooks`): the URL
-//! passes the outbound policy (D14, 400 when refused); the secret is generated (and returned
-//! once, in the 201) or supplied (never echoed), sealed, and never returned afterwards.
+//! read class (D17). The rules are the service's (`apidrift_monitor::service::webhooks`): `kind`
+//! is `generic` (default), `slack`, `discord` or `pagerduty` (D24); the URL passes the outbound
+//! policy (D14, 400 when refused); a generic secret is generated (and returned once, in the
+//! 201) or supplied (never echoed); a PagerDuty routing key and a Slack or Discord URL are
+//! secrets too: sealed, never returned (the URL only in a redacted form).
 
 use crate::auth::{Authed, Policy};
 use crate::error::ApiError;
@@ -60,15 +62,34 @@ pub struct WebhookList {
 #[serde(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct CreateWebhook {
-    /// http(s) URL; must pass the outbound policy (D14): private, loopback, link-local and other
+    /// What the webhook delivers (default `generic`).
+    kind: Option<WebhookKindName>,
+    /// http(s) URL; must pass the outbound policy: private, loopback, link-local and other
     /// special-purpose addresses and `localhost`/`*.local`/`*.internal` names answer 400.
+    /// Required except for `pagerduty` (default `https://events.pagerduty.com/v2/enqueue`). For
+    /// `slack` and `discord` the incoming-webhook URL, which is kept secret (listed redacted).
     #[schema(min_length = 1)]
-    url: String,
-    /// Signing secret; generated (and returned once) when absent.
+    url: Option<String>,
+    /// `generic`: the signing secret, generated (and returned once) when absent. `pagerduty`:
+    /// the Events API v2 routing key, required (32 letters and digits), never returned.
+    /// `slack`, `discord`: not accepted (their URL is the secret).
     #[schema(min_length = 1, max_length = 256)]
     secret: Option<String>,
     /// Alerts of this severity and above are delivered (default `warning`).
     min_severity: Option<MinSeverity>,
+}
+
+/// What a webhook delivers: the signed generic event, a Slack incoming-webhook message, a
+/// Discord webhook message or a PagerDuty Events API v2 event.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[schema(as = WebhookKind)]
+#[allow(dead_code)]
+pub enum WebhookKindName {
+    Generic,
+    Slack,
+    Discord,
+    Pagerduty,
 }
 
 /// The lowest severity a webhook is told about (D11).

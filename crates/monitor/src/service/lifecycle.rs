@@ -12,12 +12,14 @@
 use super::base::Service;
 use super::error::ServiceError;
 use crate::alerts::{SIGNATURE_HEADER, signature};
+use crate::channels;
 use crate::client::FetchRequest;
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{Endpoint, HttpMethod, SecretString, sealed, timestamp};
 use apidrift_seal::{Binding, Field};
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, Page, PageRequest, StoreError, StoredDelivery, StoredEndpoint,
+    CheckHistoryRow, EndpointChanges, Page, PageRequest, StoreError, StoredDelivery,
+    StoredEndpoint, WebhookKind,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -405,48 +407,71 @@ impl Service {
             )
             .map_err(|e| ServiceError::Internal(format!("webhook secret: {e}")))?;
         let now = self.now_millis();
-        let payload = serde_json::json!({
-            "type": "ping",
-            "webhookId": id,
-            "sentAt": ts(now)?,
-        })
-        .to_string();
         let failed = |error: String| WebhookTestResult {
             delivered: false,
             status: None,
             error: Some(error),
         };
-        let url = match self.client.check_url(&hook.url) {
+        // What to send: the signed ping of a generic webhook, or the service's own test
+        // message(s) of a native channel (a Slack or Discord URL is the sealed secret).
+        let (target, bodies, headers) = if hook.kind == WebhookKind::Generic {
+            let payload = serde_json::json!({
+                "type": "ping",
+                "webhookId": id,
+                "sentAt": ts(now)?,
+            })
+            .to_string();
+            let sig = signature(&secret, now.unix_timestamp(), payload.as_bytes());
+            let headers = vec![ExtraHeader {
+                name: SIGNATURE_HEADER.to_owned(),
+                value: SecretString::new(sig),
+            }];
+            (hook.url.clone(), vec![payload], headers)
+        } else {
+            let Ok(secret) = String::from_utf8(secret.to_vec()) else {
+                return Ok(failed("the webhook secret is not UTF-8 text".to_owned()));
+            };
+            let bodies = channels::test_messages(hook.kind, &id.to_string(), &secret);
+            let target = match hook.kind {
+                WebhookKind::Slack | WebhookKind::Discord => secret,
+                WebhookKind::Generic | WebhookKind::Pagerduty => hook.url.clone(),
+            };
+            (target, bodies, Vec::new())
+        };
+        let url = match self.client.check_url(&target) {
             Ok(u) => u,
             Err(e) => return Ok(failed(e.to_string())),
         };
-        let sig = signature(&secret, now.unix_timestamp(), payload.as_bytes());
-        let request = FetchRequest {
-            url,
-            method: HttpMethod::Post,
-            credential: Credential::None,
-            headers: vec![ExtraHeader {
-                name: SIGNATURE_HEADER.to_owned(),
-                value: SecretString::new(sig),
-            }],
-            body: Some(payload.into_bytes()),
-            content_type: Some("application/json".to_owned()),
-            timeout: TEST_TIMEOUT,
-            follow_redirects: false,
-        };
-        Ok(match self.client.fetch(&request).await {
-            Ok(r) if (200..300).contains(&r.status) => WebhookTestResult {
-                delivered: true,
-                status: Some(r.status),
-                error: None,
-            },
-            Ok(r) => WebhookTestResult {
-                delivered: false,
-                status: Some(r.status),
-                error: Some(format!("HTTP {}", r.status)),
-            },
-            Err(e) => failed(e.to_string()),
-        })
+        let mut result = failed("nothing to send".to_owned());
+        for body in bodies {
+            let request = FetchRequest {
+                url: url.clone(),
+                method: HttpMethod::Post,
+                credential: Credential::None,
+                headers: headers.clone(),
+                body: Some(body.into_bytes()),
+                content_type: Some("application/json".to_owned()),
+                timeout: TEST_TIMEOUT,
+                follow_redirects: false,
+            };
+            result = match self.client.fetch(&request).await {
+                Ok(r) if (200..300).contains(&r.status) => WebhookTestResult {
+                    delivered: true,
+                    status: Some(r.status),
+                    error: None,
+                },
+                Ok(r) => WebhookTestResult {
+                    delivered: false,
+                    status: Some(r.status),
+                    error: Some(format!("HTTP {}", r.status)),
+                },
+                Err(e) => failed(e.to_string()),
+            };
+            if !result.delivered {
+                break;
+            }
+        }
+        Ok(result)
     }
 
     /// Upkeep (start-up and the worker): every endpoint still `checking` whose run's deadline has

@@ -1,12 +1,20 @@
-//! Alert channels (D11): create, list, delete. The URL passes the outbound policy (D14); the
-//! signing secret is generated (and returned once) or supplied (never echoed), sealed with
-//! `Field::WebhookSecret` bound to the webhook's id, and never returned afterwards.
+//! Alert channels (D11, D24): create, list, delete. The URL passes the outbound policy (D14);
+//! the secret is sealed with `Field::WebhookSecret` bound to the webhook's id and never returned
+//! afterwards. Per kind:
+//!
+//! * `generic`: the signing secret is generated (and returned once) or supplied (never echoed);
+//! * `slack`, `discord`: the incoming-webhook URL is itself the secret: it is sealed, no
+//!   `secret` is accepted, and only a redacted form (`https://hooks.slack.com/services/T…/B…/…`)
+//!   is stored and shown;
+//! * `pagerduty`: `secret` is the Events API v2 routing key (required, 32 letters and digits,
+//!   never echoed); `url` defaults to PagerDuty's events endpoint.
 
 use super::base::Service;
 use super::error::ServiceError;
+use crate::channels::{PAGERDUTY_EVENTS_URL, redact_url};
 use apidrift_model::{Severity, timestamp};
 use apidrift_seal::{Binding, Field};
-use apidrift_store::{NewWebhook, StoreError, StoredWebhook, new_id};
+use apidrift_store::{NewWebhook, StoreError, StoredWebhook, WebhookKind, new_id};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -20,11 +28,14 @@ pub const MAX_SECRET_LEN: usize = 256;
 #[serde(rename_all = "camelCase")]
 pub struct WebhookView {
     pub id: Uuid,
+    /// `generic` (the signed event), `slack`, `discord` or `pagerduty`.
+    pub kind: String,
+    /// Where deliveries go; for `slack` and `discord` a redacted form (the full URL is secret).
     pub url: String,
     /// `info`, `warning` or `breaking`.
     pub min_severity: String,
     pub created_at: String,
-    /// Only in the 201 of a create that generated it.
+    /// Only in the 201 of a `generic` create that generated it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
 }
@@ -32,6 +43,7 @@ pub struct WebhookView {
 fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, ServiceError> {
     Ok(WebhookView {
         id: w.id,
+        kind: w.kind.as_str().to_owned(),
         url: w.url.clone(),
         min_severity: w.min_severity.as_str().to_owned(),
         created_at: timestamp::format(w.created_at)
@@ -40,21 +52,58 @@ fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, Servic
     })
 }
 
+/// A validated create body.
+struct WebhookInput {
+    kind: WebhookKind,
+    /// The URL stored and shown (redacted for `slack` and `discord`).
+    url: String,
+    /// What is sealed: the supplied secret or routing key, the full URL of a `slack` or
+    /// `discord` webhook; `None` when a `generic` secret is to be generated.
+    secret: Option<String>,
+    min_severity: Severity,
+}
+
+/// The length of a PagerDuty routing (integration) key.
+pub const ROUTING_KEY_LEN: usize = 32;
+
 impl Service {
-    /// The validated create body `{"url", "secret"?, "minSeverity"?}`: (url, supplied secret,
-    /// min severity, default `warning`).
-    fn webhook_input(
-        &self,
-        body: &Value,
-    ) -> Result<(String, Option<String>, Severity), ServiceError> {
+    /// The validated create body `{"kind"?, "url", "secret"?, "minSeverity"?}` (kind default
+    /// `generic`, min severity default `warning`).
+    fn webhook_input(&self, body: &Value) -> Result<WebhookInput, ServiceError> {
         let invalid = |text: &str| ServiceError::Invalid(text.to_owned());
         let Value::Object(map) = body else {
             return Err(invalid("request body must be a JSON object"));
         };
+        let kinds = || {
+            WebhookKind::ALL
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let kind = match map.get("kind") {
+            None | Some(Value::Null) => WebhookKind::Generic,
+            Some(Value::String(s)) => s
+                .parse::<WebhookKind>()
+                .map_err(|_| ServiceError::Invalid(format!("kind: one of {}", kinds())))?,
+            Some(_) => return Err(ServiceError::Invalid(format!("kind: one of {}", kinds()))),
+        };
         let url = match map.get("url") {
             Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
             Some(Value::String(_)) | None | Some(Value::Null) => {
-                return Err(invalid("url: required"));
+                if kind == WebhookKind::Pagerduty {
+                    PAGERDUTY_EVENTS_URL
+                } else {
+                    return Err(invalid(match kind {
+                        WebhookKind::Slack => {
+                            "url: required (the Slack incoming-webhook URL, https://hooks.slack.com/services/...)"
+                        }
+                        WebhookKind::Discord => {
+                            "url: required (the Discord webhook URL, https://discord.com/api/webhooks/...)"
+                        }
+                        _ => "url: required",
+                    }));
+                }
             }
             Some(_) => return Err(invalid("url: must be a string")),
         };
@@ -73,14 +122,42 @@ impl Service {
             Some(Value::String(s)) => Some(s.clone()),
             Some(_) => return Err(invalid("secret: must be a string")),
         };
-        let min = match map.get("minSeverity") {
+        let min_severity = match map.get("minSeverity") {
             None | Some(Value::Null) => Severity::Warning,
             Some(Value::String(s)) => s
                 .parse::<Severity>()
                 .map_err(|_| invalid("minSeverity: one of info, warning, breaking"))?,
             Some(_) => return Err(invalid("minSeverity: one of info, warning, breaking")),
         };
-        Ok((url.to_string(), secret, min))
+        let (url, secret) = match kind {
+            WebhookKind::Generic => (url.to_string(), secret),
+            WebhookKind::Slack | WebhookKind::Discord => {
+                if secret.is_some() {
+                    return Err(ServiceError::Invalid(format!(
+                        "secret: a {kind} webhook is authenticated by its URL; leave secret out"
+                    )));
+                }
+                (redact_url(&url), Some(url.to_string()))
+            }
+            WebhookKind::Pagerduty => {
+                let key = secret.ok_or_else(|| {
+                    invalid("secret: required: the routing key (integration key) of a PagerDuty Events API v2 integration")
+                })?;
+                if key.len() != ROUTING_KEY_LEN || !key.bytes().all(|b| b.is_ascii_alphanumeric()) {
+                    return Err(ServiceError::Invalid(format!(
+                        "secret: a PagerDuty routing key is {ROUTING_KEY_LEN} letters and digits; \
+                         copy the integration key of an Events API v2 integration"
+                    )));
+                }
+                (url.to_string(), Some(key))
+            }
+        };
+        Ok(WebhookInput {
+            kind,
+            url,
+            secret,
+            min_severity,
+        })
     }
 
     /// Creates a webhook of workspace `ws` from a create body (`POST /v1/webhooks`, the console
@@ -91,13 +168,14 @@ impl Service {
         ws: Uuid,
         body: &Value,
     ) -> Result<WebhookView, ServiceError> {
-        let (url, supplied, min_severity) = self.webhook_input(body)?;
+        let input = self.webhook_input(body)?;
         let keys = self.keys_or(", so webhook secrets cannot be sealed")?;
-        let generated = match supplied {
+        let generated = match input.secret {
             Some(_) => None,
             None => Some(crate::alerts::generate_secret().map_err(ServiceError::Internal)?),
         };
-        let secret = supplied
+        let secret = input
+            .secret
             .as_deref()
             .or(generated.as_deref())
             .unwrap_or_default();
@@ -113,8 +191,9 @@ impl Service {
             .create_webhook(NewWebhook {
                 id,
                 workspace_id: ws,
-                url,
-                min_severity,
+                kind: input.kind,
+                url: input.url,
+                min_severity: input.min_severity,
                 sealed_secret,
                 created_at: self.now_millis(),
             })

@@ -1,5 +1,6 @@
-//! Webhooks: the outcome of an add (the generated signing secret, once), the add form, and the
-//! list with remove buttons.
+//! Webhooks: the outcome of an add (the generated signing secret, once), the add form with its
+//! kind selector (generic signed webhook, Slack, Discord, PagerDuty), and the list with remove
+//! buttons.
 
 use super::layout::{Chrome, badge, csrf_field, page};
 use apidrift_model::Severity;
@@ -10,7 +11,9 @@ use uuid::Uuid;
 #[derive(Debug)]
 pub struct Webhooks<'a> {
     pub notice: HookNotice<'a>,
-    /// The form's values: empty and `warning`, or what a refused add submitted.
+    /// The form's values: `generic`, empty and `warning`, or what a refused add submitted
+    /// (never a Slack or Discord URL: those are secrets).
+    pub kind: &'a str,
     pub url: &'a str,
     pub min_severity: &'a str,
     pub rows: Vec<WebhookRow<'a>>,
@@ -22,8 +25,9 @@ pub enum HookNotice<'a> {
     None,
     /// Added with a generated secret: its only appearance.
     AddedWithSecret(&'a str),
-    /// Added with the secret the visitor supplied (not shown again).
-    AddedWithSuppliedSecret,
+    /// Added without a secret to show (supplied, a routing key, or a Slack/Discord URL); the
+    /// webhook's kind.
+    Added(&'a str),
     /// Refused, with the reason.
     Refused(&'a str),
 }
@@ -32,12 +36,21 @@ pub enum HookNotice<'a> {
 #[derive(Debug)]
 pub struct WebhookRow<'a> {
     pub id: Uuid,
+    pub kind: &'a str,
     pub url: &'a str,
     pub min_severity: &'a str,
     pub created_at: &'a str,
 }
 
 const SEVERITIES: [Severity; 3] = [Severity::Info, Severity::Warning, Severity::Breaking];
+
+/// The kinds offered by the form: (value, label).
+const KINDS: [(&str, &str); 4] = [
+    ("generic", "Generic (signed JSON event)"),
+    ("slack", "Slack incoming webhook"),
+    ("discord", "Discord webhook"),
+    ("pagerduty", "PagerDuty (Events API v2)"),
+];
 
 pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
     page(
@@ -46,8 +59,8 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
         html! {
             h1 { "Webhooks" }
             p {
-                "Alerts (signed " code { "drift.detected" } " and " code { "drift.resolved" }
-                " events) go to these URLs when a check finds changes at or above the minimum severity."
+                "Alerts (" code { "drift.detected" } " and " code { "drift.resolved" }
+                " events) go to these channels when a check finds changes at or above the minimum severity."
             }
             @match v.notice {
                 HookNotice::None => {}
@@ -59,8 +72,14 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
                         button type="button" id="copy-secret" onclick="navigator.clipboard.writeText(document.getElementById('secret-value').textContent).then(function(){document.getElementById('copy-secret').textContent='Copied'})" { "Copy" }
                     }
                 }
-                HookNotice::AddedWithSuppliedSecret => {
-                    p class="flash" role="status" { "Webhook added with the secret you supplied." }
+                HookNotice::Added(kind) => {
+                    p class="flash" role="status" {
+                        @match kind {
+                            "slack" | "discord" => "Webhook added. Its URL is kept secret: the list shows it shortened.",
+                            "pagerduty" => "Webhook added. The routing key is kept secret and is not shown again.",
+                            _ => "Webhook added with the secret you supplied.",
+                        }
+                    }
                 }
                 HookNotice::Refused(reason) => {
                     p class="error" role="alert" id="webhook-error" { (reason) }
@@ -69,15 +88,26 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
             h2 { "Add a webhook" }
             form method="post" action="/console/webhooks" {
                 (csrf_field(&chrome.csrf))
+                label for="kind" { "Kind" }
+                select id="kind" name="kind" {
+                    @for (value, label) in KINDS {
+                        option value=(value) selected[value == v.kind] { (label) }
+                    }
+                }
                 label for="url" { "URL" }
-                input id="url" name="url" type="url" size="60" required value=(v.url);
+                input id="url" name="url" type="url" size="60" value=(v.url) aria-describedby="url-help";
+                p id="url-help" class="hint" {
+                    "Generic: any https URL. Slack: the incoming-webhook URL (https://hooks.slack.com/services/…). "
+                    "Discord: the webhook URL (https://discord.com/api/webhooks/…). "
+                    "PagerDuty: leave empty to use the Events API v2."
+                }
                 label for="min_severity" { "Minimum severity" }
                 select id="min_severity" name="min_severity" {
                     @for sev in SEVERITIES {
                         option value=(sev.as_str()) selected[sev.as_str() == v.min_severity] { (sev.as_str()) }
                     }
                 }
-                label for="secret" { "Signing secret (empty: generate one)" }
+                label for="secret" { "Secret: generic signing secret (empty: generate one) or PagerDuty routing key; none for Slack and Discord" }
                 input id="secret" name="secret" type="password" maxlength="256" autocomplete="off";
                 p { button type="submit" { "Add webhook" } }
             }
@@ -87,6 +117,7 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
             } @else {
                 table {
                     thead { tr {
+                        th scope="col" { "Kind" }
                         th scope="col" { "URL" }
                         th scope="col" { "Minimum severity" }
                         th scope="col" { "Created" }
@@ -95,6 +126,7 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
                     tbody {
                         @for w in &v.rows {
                             tr {
+                                td { (w.kind) }
                                 td { code { (w.url) } }
                                 td { (badge(w.min_severity)) }
                                 td { (w.created_at) }
@@ -121,6 +153,7 @@ mod tests {
     fn row(url: &str) -> WebhookRow<'_> {
         WebhookRow {
             id: Uuid::nil(),
+            kind: "generic",
             url,
             min_severity: "info",
             created_at: "2026-01-02T03:04:05.000Z",
@@ -133,6 +166,7 @@ mod tests {
             &chrome(),
             &Webhooks {
                 notice: HookNotice::None,
+                kind: "generic",
                 url: "",
                 min_severity: "warning",
                 rows: vec![row(HOSTILE)],
@@ -146,6 +180,7 @@ mod tests {
             &chrome(),
             &Webhooks {
                 notice: HookNotice::Refused(HOSTILE),
+                kind: HOSTILE,
                 url: HOSTILE,
                 min_severity: HOSTILE,
                 rows: Vec::new(),
@@ -153,7 +188,7 @@ mod tests {
         )
         .into_string();
         assert!(html.contains("id=\"webhook-error\">&lt;script&gt;"));
-        assert!(html.contains("required value=\"&lt;script&gt;"));
+        assert!(html.contains("size=\"60\" value=\"&lt;script&gt;"));
         assert_escaped(&html);
     }
 
@@ -163,6 +198,7 @@ mod tests {
             &chrome(),
             &Webhooks {
                 notice: HookNotice::AddedWithSecret("whsec_x"),
+                kind: "generic",
                 url: "",
                 min_severity: "warning",
                 rows: vec![row("https://h.example/a")],
@@ -173,7 +209,7 @@ mod tests {
         assert!(html.contains("<option value=\"warning\" selected>warning</option>"));
         assert!(html.contains("<option value=\"info\">info</option>"));
         assert!(html.contains(
-            "<tr><td><code>https://h.example/a</code></td><td><span class=\"badge info\">info</span></td>\
+            "<tr><td>generic</td><td><code>https://h.example/a</code></td><td><span class=\"badge info\">info</span></td>\
              <td>2026-01-02T03:04:05.000Z</td><td><form method=\"post\" \
              action=\"/console/webhooks/00000000-0000-0000-0000-000000000000/remove\">"
         ));
@@ -181,7 +217,8 @@ mod tests {
         let html = render(
             &chrome(),
             &Webhooks {
-                notice: HookNotice::AddedWithSuppliedSecret,
+                notice: HookNotice::Added("generic"),
+                kind: "pagerduty",
                 url: "",
                 min_severity: "breaking",
                 rows: Vec::new(),
@@ -191,6 +228,12 @@ mod tests {
         assert!(html.contains("with the secret you supplied"));
         assert!(!html.contains("secret-value"));
         assert!(html.contains("<option value=\"breaking\" selected>"));
+        assert!(
+            html.contains(
+                "<option value=\"pagerduty\" selected>PagerDuty (Events API v2)</option>"
+            )
+        );
+        assert!(html.contains("<option value=\"slack\">Slack incoming webhook</option>"));
         assert!(html.contains("No webhooks yet."));
     }
 }

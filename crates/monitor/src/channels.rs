@@ -1,0 +1,538 @@
+//! Native alert channels: the message a `slack`, `discord` or `pagerduty` webhook receives,
+//! rendered at delivery time from the stored generic event (`type`, `id`, `createdAt`,
+//! `endpoint`, `diff`), so every kind shares the one outbox, its leases and its retries.
+//!
+//! * Slack incoming webhook: `{ "text", "blocks" }`, a `header` block (plain text, at most 150
+//!   characters) and `section` blocks (mrkdwn, at most 3000 characters); `&`, `<`, `>` are
+//!   escaped everywhere, so no text of a diff forms a link or a mention.
+//! * Discord webhook: `{ "content", "embeds": [one embed], "allowed_mentions": { "parse": [] } }`
+//!   within Discord's limits (content 2000, title 256, description 4096, 25 fields of at most
+//!   256/1024, 6000 characters per message); no text of a diff can mention anyone.
+//! * PagerDuty Events API v2: `{ "routing_key", "event_action": "trigger"|"resolve",
+//!   "dedup_key": <endpoint id>, "payload": { "summary" (≤ 1024), "source", "severity", ... } }`;
+//!   the resolve carries the same `dedup_key`, so one incident opens and closes per endpoint.
+//!
+//! The links point at the console's diff page when `[server] public_url` is set.
+
+use apidrift_store::{EVENT_RESOLVED, WebhookKind};
+use serde_json::{Map, Value, json};
+
+/// PagerDuty's Events API v2 endpoint, the default URL of a `pagerduty` webhook.
+pub const PAGERDUTY_EVENTS_URL: &str = "https://events.pagerduty.com/v2/enqueue";
+
+/// Slack: a header block's text.
+pub const SLACK_HEADER_MAX: usize = 150;
+/// Slack: a section block's text (and our fallback `text`).
+pub const SLACK_SECTION_MAX: usize = 3000;
+/// Discord: message content.
+pub const DISCORD_CONTENT_MAX: usize = 2000;
+/// Discord: embed title.
+pub const DISCORD_TITLE_MAX: usize = 256;
+/// Discord: embed description.
+pub const DISCORD_DESCRIPTION_MAX: usize = 4096;
+/// Discord: field name / value.
+pub const DISCORD_FIELD_NAME_MAX: usize = 256;
+pub const DISCORD_FIELD_VALUE_MAX: usize = 1024;
+/// Discord: all embed text of one message.
+pub const DISCORD_EMBED_TOTAL_MAX: usize = 6000;
+/// PagerDuty: `payload.summary`.
+pub const PAGERDUTY_SUMMARY_MAX: usize = 1024;
+/// Changes listed in a Slack or Discord message (the generic event carries up to 20).
+pub const LISTED_CHANGES: usize = 10;
+
+/// `text` cut to at most `max` characters (not bytes), ending with `…` when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// What a rendered event says, whatever the channel.
+struct Facts<'a> {
+    resolved: bool,
+    endpoint_id: &'a str,
+    endpoint_name: &'a str,
+    endpoint_method: &'a str,
+    endpoint_url: &'a str,
+    diff_id: Option<&'a str>,
+    breaking: u64,
+    warning: u64,
+    info: u64,
+    changes: Vec<(&'a str, &'a str, &'a str, &'a str)>,
+    created_at: &'a str,
+    link: Option<String>,
+}
+
+fn facts<'a>(event: &'a Value, public_url: Option<&str>) -> Facts<'a> {
+    let s = |v: &'a Value| v.as_str().unwrap_or_default();
+    let diff = &event["diff"];
+    let diff_id = diff["id"].as_str();
+    let changes = diff["changes"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|c| {
+                    (
+                        s(&c["severity"]),
+                        s(&c["type"]),
+                        s(&c["path"]),
+                        s(&c["message"]),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let link = match (public_url, diff_id) {
+        (Some(base), Some(id)) => {
+            Some(format!("{}/console/diffs/{id}", base.trim_end_matches('/')))
+        }
+        (Some(base), None) => Some(format!(
+            "{}/console/endpoints/{}",
+            base.trim_end_matches('/'),
+            s(&event["endpoint"]["id"])
+        )),
+        _ => None,
+    };
+    Facts {
+        resolved: event["type"].as_str() == Some(EVENT_RESOLVED),
+        endpoint_id: s(&event["endpoint"]["id"]),
+        endpoint_name: s(&event["endpoint"]["name"]),
+        endpoint_method: s(&event["endpoint"]["method"]),
+        endpoint_url: s(&event["endpoint"]["url"]),
+        diff_id,
+        breaking: diff["breakingCount"].as_u64().unwrap_or(0),
+        warning: diff["warningCount"].as_u64().unwrap_or(0),
+        info: diff["infoCount"].as_u64().unwrap_or(0),
+        changes,
+        created_at: s(&event["createdAt"]),
+        link,
+    }
+}
+
+impl Facts<'_> {
+    fn title(&self) -> String {
+        if self.resolved {
+            format!("Drift resolved: {}", self.endpoint_name)
+        } else {
+            format!("API drift detected: {}", self.endpoint_name)
+        }
+    }
+
+    fn counts(&self) -> String {
+        format!(
+            "{} breaking, {} warning, {} info",
+            self.breaking, self.warning, self.info
+        )
+    }
+
+    fn endpoint_line(&self) -> String {
+        format!("{} {}", self.endpoint_method, self.endpoint_url)
+    }
+}
+
+/// The request body a webhook of `kind` sends for the stored generic event `payload`. `secret`
+/// is the opened webhook secret (the routing key of a `pagerduty` webhook). `None` for
+/// `generic` (the stored body is sent as is) and for a payload that is not an event object.
+pub fn render(
+    kind: WebhookKind,
+    payload: &str,
+    secret: &str,
+    public_url: Option<&str>,
+) -> Option<String> {
+    if kind == WebhookKind::Generic {
+        return None;
+    }
+    let event: Value = serde_json::from_str(payload).ok()?;
+    if !event.is_object() {
+        return None;
+    }
+    let f = facts(&event, public_url);
+    let body = match kind {
+        WebhookKind::Generic => return None,
+        WebhookKind::Slack => slack(&f),
+        WebhookKind::Discord => discord(&f),
+        WebhookKind::Pagerduty => pagerduty(&f, secret),
+    };
+    Some(body.to_string())
+}
+
+/// Slack mrkdwn escaping: `&`, `<` and `>` (so no text of a diff can form a link or mention).
+fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn slack(f: &Facts<'_>) -> Value {
+    let title = truncate(&slack_escape(&f.title()), SLACK_HEADER_MAX);
+    let mut summary = format!(
+        "*Endpoint:* {}\n`{}`",
+        slack_escape(f.endpoint_name),
+        slack_escape(&f.endpoint_line())
+    );
+    if f.resolved {
+        summary.push_str("\nThe endpoint answers like its baseline again.");
+    } else {
+        summary.push_str(&format!("\n*Changes:* {}", f.counts()));
+    }
+    if let Some(link) = &f.link {
+        summary.push_str(&format!(
+            "\n<{}|{}>",
+            slack_escape(link),
+            if f.diff_id.is_some() {
+                "Open the diff"
+            } else {
+                "Open the endpoint"
+            }
+        ));
+    }
+    let mut blocks = vec![
+        json!({"type": "header", "text": {"type": "plain_text", "text": title}}),
+        json!({"type": "section", "text": {"type": "mrkdwn", "text": truncate(&summary, SLACK_SECTION_MAX)}}),
+    ];
+    if !f.resolved && !f.changes.is_empty() {
+        let mut lines = String::from("*Top changes:*");
+        for (severity, kind, path, message) in f.changes.iter().take(LISTED_CHANGES) {
+            lines.push_str(&format!(
+                "\n• *{severity}* {kind} `{}`: {}",
+                slack_escape(&truncate(path, 200)),
+                slack_escape(&truncate(message, 200))
+            ));
+        }
+        if f.changes.len() > LISTED_CHANGES {
+            lines.push_str(&format!(
+                "\n… and {} more",
+                f.changes.len() - LISTED_CHANGES
+            ));
+        }
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": truncate(&lines, SLACK_SECTION_MAX)}}));
+    }
+    let text = if f.resolved {
+        f.title()
+    } else {
+        format!("{} ({})", f.title(), f.counts())
+    };
+    json!({
+        "text": truncate(&slack_escape(&text), SLACK_SECTION_MAX),
+        "blocks": blocks,
+    })
+}
+
+fn discord(f: &Facts<'_>) -> Value {
+    let title = truncate(&f.title(), DISCORD_TITLE_MAX);
+    let description = truncate(
+        &if f.resolved {
+            format!(
+                "`{}`\nThe endpoint answers like its baseline again.",
+                f.endpoint_line()
+            )
+        } else {
+            format!("`{}`\n{}", f.endpoint_line(), f.counts())
+        },
+        1024,
+    );
+    let mut used = title.chars().count() + description.chars().count();
+    let mut fields = Vec::new();
+    if !f.resolved {
+        for (severity, kind, path, message) in f.changes.iter().take(LISTED_CHANGES) {
+            let name = truncate(&format!("{severity} · {kind}"), DISCORD_FIELD_NAME_MAX);
+            let value = truncate(
+                &format!("`{}`\n{}", truncate(path, 300), message),
+                DISCORD_FIELD_VALUE_MAX.min(500),
+            );
+            let size = name.chars().count() + value.chars().count();
+            if used + size > DISCORD_EMBED_TOTAL_MAX - 100 {
+                break;
+            }
+            used += size;
+            fields.push(json!({"name": name, "value": value, "inline": false}));
+        }
+    }
+    let mut embed = Map::new();
+    embed.insert("title".into(), Value::String(title.clone()));
+    embed.insert("description".into(), Value::String(description));
+    embed.insert(
+        "color".into(),
+        json!(if f.resolved {
+            0x2e_b8_86
+        } else if f.breaking > 0 {
+            0xd9_35_35
+        } else {
+            0xe0_a0_20
+        }),
+    );
+    if !fields.is_empty() {
+        embed.insert("fields".into(), Value::Array(fields));
+    }
+    if let Some(link) = &f.link {
+        embed.insert("url".into(), Value::String(link.clone()));
+    }
+    if !f.created_at.is_empty() {
+        embed.insert("timestamp".into(), Value::String(f.created_at.to_owned()));
+    }
+    embed.insert("footer".into(), json!({"text": "apidrift"}));
+    json!({
+        "content": truncate(&title, DISCORD_CONTENT_MAX),
+        "embeds": [Value::Object(embed)],
+        "allowed_mentions": {"parse": []},
+    })
+}
+
+fn pagerduty(f: &Facts<'_>, routing_key: &str) -> Value {
+    if f.resolved {
+        return json!({
+            "routing_key": routing_key,
+            "event_action": "resolve",
+            "dedup_key": f.endpoint_id,
+        });
+    }
+    let severity = if f.breaking > 0 {
+        "critical"
+    } else if f.warning > 0 {
+        "warning"
+    } else {
+        "info"
+    };
+    let summary = truncate(
+        &format!(
+            "API drift on {} ({}): {}",
+            f.endpoint_name,
+            f.endpoint_line(),
+            f.counts()
+        ),
+        PAGERDUTY_SUMMARY_MAX,
+    );
+    let top: Vec<Value> = f
+        .changes
+        .iter()
+        .take(LISTED_CHANGES)
+        .map(|(severity, kind, path, message)| {
+            json!({"severity": severity, "type": kind, "path": path, "message": truncate(message, 300)})
+        })
+        .collect();
+    let mut payload = json!({
+        "summary": summary,
+        "source": truncate(f.endpoint_url, 255),
+        "severity": severity,
+        "component": truncate(f.endpoint_name, 255),
+        "class": "api-drift",
+        "custom_details": {
+            "endpointId": f.endpoint_id,
+            "diffId": f.diff_id,
+            "breakingCount": f.breaking,
+            "warningCount": f.warning,
+            "infoCount": f.info,
+            "changes": top,
+        },
+    });
+    if !f.created_at.is_empty()
+        && let Value::Object(map) = &mut payload
+    {
+        map.insert("timestamp".into(), Value::String(f.created_at.to_owned()));
+    }
+    let mut body = json!({
+        "routing_key": routing_key,
+        "event_action": "trigger",
+        "dedup_key": f.endpoint_id,
+        "client": "apidrift",
+        "payload": payload,
+    });
+    if let (Some(link), Value::Object(map)) = (&f.link, &mut body) {
+        map.insert(
+            "links".into(),
+            json!([{"href": link, "text": "The diff in apidrift"}]),
+        );
+        map.insert("client_url".into(), Value::String(link.clone()));
+    }
+    body
+}
+
+/// The bodies a "test" of a native channel sends, in order: a short message for Slack and
+/// Discord; for PagerDuty an `info` trigger and its resolve (one dedup key per webhook), so the
+/// test opens no lasting incident.
+pub fn test_messages(kind: WebhookKind, webhook_id: &str, routing_key: &str) -> Vec<String> {
+    let text = "apidrift test message: this channel will receive API drift alerts.";
+    match kind {
+        WebhookKind::Generic => Vec::new(),
+        WebhookKind::Slack => vec![
+            json!({
+                "text": text,
+                "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}],
+            })
+            .to_string(),
+        ],
+        WebhookKind::Discord => {
+            vec![json!({"content": text, "allowed_mentions": {"parse": []}}).to_string()]
+        }
+        WebhookKind::Pagerduty => {
+            let dedup = format!("apidrift-test-{webhook_id}");
+            vec![
+                json!({
+                    "routing_key": routing_key,
+                    "event_action": "trigger",
+                    "dedup_key": dedup,
+                    "client": "apidrift",
+                    "payload": {"summary": text, "source": "apidrift", "severity": "info"},
+                })
+                .to_string(),
+                json!({"routing_key": routing_key, "event_action": "resolve", "dedup_key": dedup})
+                    .to_string(),
+            ]
+        }
+    }
+}
+
+/// The form of a Slack or Discord webhook URL that may be shown: its origin and path with the
+/// last path segment (the token) replaced by `…`, without query or fragment. The full URL is
+/// the secret and is sealed.
+pub fn redact_url(url: &url::Url) -> String {
+    let origin = url.origin().ascii_serialization();
+    let segments: Vec<&str> = url
+        .path_segments()
+        .map(|s| s.filter(|p| !p.is_empty()).collect())
+        .unwrap_or_default();
+    match segments.split_last() {
+        Some((_, rest)) if !rest.is_empty() => format!("{origin}/{}/…", rest.join("/")),
+        _ => format!("{origin}/…"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &str, changes: usize, long: bool) -> String {
+        let name = if long {
+            "n".repeat(5000)
+        } else {
+            "users <@everyone> & co".into()
+        };
+        let list: Vec<Value> = (0..changes)
+            .map(|i| {
+                json!({"id": i.to_string(), "path": format!("$.a{i}"), "type": "removed",
+                       "severity": "breaking", "message": if long { "m".repeat(5000) } else { format!("field a{i} removed") }})
+            })
+            .collect();
+        let diff = if kind == EVENT_RESOLVED && changes == 0 {
+            Value::Null
+        } else {
+            json!({"id": "d1", "breakingCount": changes, "warningCount": 0, "infoCount": 1, "changeCount": changes + 1, "changes": list})
+        };
+        json!({"type": kind, "id": "e1", "createdAt": "2026-11-26T14:00:00.000Z", "workspaceId": "w",
+               "endpoint": {"id": "ep-1", "name": name, "url": "http://127.0.0.1/u", "method": "GET"}, "diff": diff})
+        .to_string()
+    }
+
+    fn chars(v: &Value) -> usize {
+        v.as_str().map_or(0, |s| s.chars().count())
+    }
+
+    #[test]
+    fn generic_is_not_rendered() {
+        assert_eq!(
+            render(
+                WebhookKind::Generic,
+                &event("drift.detected", 1, false),
+                "k",
+                None
+            ),
+            None
+        );
+        assert_eq!(render(WebhookKind::Slack, "[1]", "k", None), None);
+    }
+
+    #[test]
+    fn slack_fits_the_limits_and_escapes() {
+        for long in [false, true] {
+            let body = render(
+                WebhookKind::Slack,
+                &event("drift.detected", 20, long),
+                "k",
+                Some("https://d.example/"),
+            )
+            .unwrap_or_default();
+            let v: Value = serde_json::from_str(&body).unwrap_or_default();
+            assert!(chars(&v["text"]) > 0 && chars(&v["text"]) <= SLACK_SECTION_MAX);
+            let blocks = v["blocks"].as_array().cloned().unwrap_or_default();
+            assert_eq!(blocks[0]["type"], "header");
+            assert!(chars(&blocks[0]["text"]["text"]) <= SLACK_HEADER_MAX);
+            for b in &blocks[1..] {
+                assert!(chars(&b["text"]["text"]) <= SLACK_SECTION_MAX);
+            }
+            if !long {
+                assert!(!body.contains("<@everyone>"), "{body}");
+                assert!(
+                    body.contains("https://d.example/console/diffs/d1"),
+                    "{body}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn discord_fits_the_limits() {
+        for long in [false, true] {
+            let body = render(
+                WebhookKind::Discord,
+                &event("drift.detected", 20, long),
+                "k",
+                None,
+            )
+            .unwrap_or_default();
+            let v: Value = serde_json::from_str(&body).unwrap_or_default();
+            assert!(chars(&v["content"]) <= DISCORD_CONTENT_MAX);
+            assert_eq!(v["allowed_mentions"]["parse"], json!([]));
+            let e = &v["embeds"][0];
+            let mut total =
+                chars(&e["title"]) + chars(&e["description"]) + chars(&e["footer"]["text"]);
+            assert!(chars(&e["title"]) <= DISCORD_TITLE_MAX);
+            for field in e["fields"].as_array().cloned().unwrap_or_default() {
+                assert!(chars(&field["name"]) <= DISCORD_FIELD_NAME_MAX);
+                assert!(chars(&field["value"]) <= DISCORD_FIELD_VALUE_MAX);
+                total += chars(&field["name"]) + chars(&field["value"]);
+            }
+            assert!(total <= DISCORD_EMBED_TOTAL_MAX, "{total}");
+        }
+    }
+
+    #[test]
+    fn pagerduty_trigger_and_resolve_share_the_dedup_key() {
+        let t = render(
+            WebhookKind::Pagerduty,
+            &event("drift.detected", 2, true),
+            "R".repeat(32).as_str(),
+            None,
+        )
+        .unwrap_or_default();
+        let t: Value = serde_json::from_str(&t).unwrap_or_default();
+        assert_eq!(t["event_action"], "trigger");
+        assert_eq!(t["payload"]["severity"], "critical");
+        assert!(chars(&t["payload"]["summary"]) <= PAGERDUTY_SUMMARY_MAX);
+        let r = render(
+            WebhookKind::Pagerduty,
+            &event(EVENT_RESOLVED, 0, false),
+            "R".repeat(32).as_str(),
+            None,
+        )
+        .unwrap_or_default();
+        let r: Value = serde_json::from_str(&r).unwrap_or_default();
+        assert_eq!(r["event_action"], "resolve");
+        assert_eq!(
+            (t["dedup_key"].clone(), r["dedup_key"].clone()),
+            (json!("ep-1"), json!("ep-1"))
+        );
+        assert_eq!(r["routing_key"], "R".repeat(32));
+    }
+
+    #[test]
+    fn redaction_hides_the_token() -> Result<(), url::ParseError> {
+        let u = url::Url::parse("https://hooks.slack.com/services/T0/B0/XXXXsecret?x=1")?;
+        assert_eq!(redact_url(&u), "https://hooks.slack.com/services/T0/B0/…");
+        let u = url::Url::parse("http://127.0.0.1:9/secret")?;
+        assert_eq!(redact_url(&u), "http://127.0.0.1:9/…");
+        Ok(())
+    }
+}
