@@ -45,6 +45,12 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
             .map(|f| f.as_str().to_owned())
             .unwrap_or_default(),
         ignore_paths: e.ignore_paths.join("\n"),
+        identity_keys: e
+            .identity_keys
+            .iter()
+            .map(|(p, k)| format!("{p}={k}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         follow_redirects: e.follow_redirects,
         retries: e.retries.to_string(),
     }
