@@ -642,8 +642,7 @@ pub fn identity_key_field(pattern: &str) -> String {
 }
 
 fn identity_keys(map: &Map<String, Value>) -> Result<BTreeMap<String, String>, String> {
-    const SHAPE: &str =
-        "identityKeys: must be an object of array path patterns to member names, e.g. {\"$.commits\": \"sha\"}";
+    const SHAPE: &str = "identityKeys: must be an object of array path patterns to member names, e.g. {\"$.commits\": \"sha\"}";
     let Some(v) = field(map, "identityKeys") else {
         return Ok(BTreeMap::new());
     };
@@ -670,7 +669,9 @@ fn identity_keys(map: &Map<String, Value>) -> Result<BTreeMap<String, String>, S
             ));
         }
         let Value::String(key) = key else {
-            return Err(format!("{name}: must be a member name (a string), e.g. \"sha\""));
+            return Err(format!(
+                "{name}: must be a member name (a string), e.g. \"sha\""
+            ));
         };
         if key.is_empty() {
             return Err(format!("{name}: the member name must not be empty"));

@@ -4,7 +4,8 @@ use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, StoreError,
     StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
-    scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json, strings_to_json, to_u16, to_u32,
+    scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json,
+    strings_to_json, to_u16, to_u32,
 };
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;

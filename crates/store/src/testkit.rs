@@ -845,7 +845,10 @@ pub async fn baselines(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(b1.captured_at, at(10));
     assert_eq!(b1.volatile_paths, input.volatile_paths);
     assert_eq!(
-        store.active_baseline(a.id, e.id).await?.map(|b| b.volatile_paths),
+        store
+            .active_baseline(a.id, e.id)
+            .await?
+            .map(|b| b.volatile_paths),
         Some(input.volatile_paths.clone())
     );
     let got = store

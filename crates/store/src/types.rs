@@ -5,9 +5,9 @@ use apidrift_model::{
     AuthType, DiffChange, DiffMode, Endpoint, Frequency, Health, HttpMethod, Plan, Role, Scope,
     Severity,
 };
-use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 

@@ -186,7 +186,11 @@ fn error_of(body: &Value) -> &str {
 fn sorted(v: &Value) -> Vec<String> {
     let mut out: Vec<String> = v
         .as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     out.sort();
     out
@@ -248,15 +252,30 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
         .as_str()
         .ok_or("no id")?
         .to_owned();
-    let (status, got) = send(&server, "GET", &format!("/api/v1/endpoints/{id}"), &token, None)?;
+    let (status, got) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/endpoints/{id}"),
+        &token,
+        None,
+    )?;
     assert_eq!(status, 200, "{got}");
     assert_eq!(got["endpoint"]["identityKeys"], json!({"$.commits": "sha"}));
 
     // A one-sample capture (no body, as before) learns nothing: every check sees the timestamp
     // and the request id change.
-    let (status, one) = send(&server, "POST", &format!("/v1/endpoints/{id}/baseline"), &token, None)?;
+    let (status, one) = send(
+        &server,
+        "POST",
+        &format!("/v1/endpoints/{id}/baseline"),
+        &token,
+        None,
+    )?;
     assert_eq!(status, 201, "{one}");
-    assert_eq!((one["samples"].as_u64(), one["volatilePaths"].clone()), (Some(1), json!([])));
+    assert_eq!(
+        (one["samples"].as_u64(), one["volatilePaths"].clone()),
+        (Some(1), json!([]))
+    );
     let (_, changes) = check(&server, &id, &token)?;
     let paths: Vec<&str> = changes.iter().filter_map(|c| c["path"].as_str()).collect();
     assert_eq!(paths.len(), 2, "{changes:?}");
@@ -292,11 +311,23 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
     assert_eq!(body["changeCount"], 1, "{changes:?}");
     assert_eq!(changes[0]["path"], "$.user.plan");
     assert_eq!(changes[0]["type"], "changed");
-    assert_eq!((changes[0]["oldValue"].clone(), changes[0]["newValue"].clone()), (json!("free"), json!("pro")));
+    assert_eq!(
+        (
+            changes[0]["oldValue"].clone(),
+            changes[0]["newValue"].clone()
+        ),
+        (json!("free"), json!("pro"))
+    );
 
     // Accepting it promotes that response and keeps the learned paths.
     let diff = body["diffId"].as_str().ok_or("no diff")?.to_owned();
-    let (status, accepted) = send(&server, "POST", &format!("/api/v1/diffs/{diff}/accept"), &token, None)?;
+    let (status, accepted) = send(
+        &server,
+        "POST",
+        &format!("/api/v1/diffs/{diff}/accept"),
+        &token,
+        None,
+    )?;
     assert_eq!(status, 200, "{accepted}");
     assert_eq!(accepted["baselineVersion"], 3);
     let (body, changes) = check(&server, &id, &token)?;
@@ -313,9 +344,18 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
         s.commits.remove(0);
         s.plan = "free".into();
     });
-    let (status, b) = send(&server, "POST", &format!("/v1/endpoints/{plain}/baseline"), &token, Some(&json!({"samples": 2})))?;
+    let (status, b) = send(
+        &server,
+        "POST",
+        &format!("/v1/endpoints/{plain}/baseline"),
+        &token,
+        Some(&json!({"samples": 2})),
+    )?;
     assert_eq!(status, 201, "{b}");
-    assert_eq!(sorted(&b["volatilePaths"]), vec!["$.generatedAt", "$.requestId"]);
+    assert_eq!(
+        sorted(&b["volatilePaths"]),
+        vec!["$.generatedAt", "$.requestId"]
+    );
     up.change(|s| s.commits.insert(0, ("c3".into(), "three".into())));
     let (body, changes) = check(&server, &plain, &token)?;
     assert!(body["changeCount"].as_u64().unwrap_or(0) > 1, "{changes:?}");
@@ -328,15 +368,24 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
         Some(&json!({"identityKeys": {"$.commits": "sha"}})),
     )?;
     assert_eq!(status, 200, "{patched}");
-    assert_eq!(patched["endpoint"]["identityKeys"], json!({"$.commits": "sha"}));
+    assert_eq!(
+        patched["endpoint"]["identityKeys"],
+        json!({"$.commits": "sha"})
+    );
     let (body, changes) = check(&server, &plain, &token)?;
     assert_eq!(body["changeCount"], 1, "{changes:?}");
     assert_eq!(changes[0]["path"], "$.commits[sha=c3]");
 
     // PATCH refuses a bad rule naming it, and changes nothing.
     for (rule, wanted) in [
-        (json!({"$.commits": "a b"}), "identityKeys[\"$.commits\"]: the member name must be"),
-        (json!({"status": "id"}), "identityKeys[\"status\"]: the pattern names an array"),
+        (
+            json!({"$.commits": "a b"}),
+            "identityKeys[\"$.commits\"]: the member name must be",
+        ),
+        (
+            json!({"status": "id"}),
+            "identityKeys[\"status\"]: the pattern names an array",
+        ),
         (json!(["$.commits=sha"]), "identityKeys: must be an object"),
     ] {
         let (status, body) = send(
@@ -349,16 +398,39 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
         assert_eq!(status, 400, "{body}");
         assert!(error_of(&body).starts_with(wanted), "{body}");
     }
-    let (_, got) = send(&server, "GET", &format!("/api/v1/endpoints/{plain}"), &token, None)?;
+    let (_, got) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/endpoints/{plain}"),
+        &token,
+        None,
+    )?;
     assert_eq!(got["endpoint"]["identityKeys"], json!({"$.commits": "sha"}));
 
     // `samples` out of range, or not a number: 400 naming the field, nothing fetched.
     let before = up.calls();
-    for bad in [json!({"samples": 0}), json!({"samples": 6}), json!({"samples": "3"}), json!([3])] {
-        let (status, body) = send(&server, "POST", &format!("/v1/endpoints/{id}/baseline"), &token, Some(&bad))?;
+    for bad in [
+        json!({"samples": 0}),
+        json!({"samples": 6}),
+        json!({"samples": "3"}),
+        json!([3]),
+    ] {
+        let (status, body) = send(
+            &server,
+            "POST",
+            &format!("/v1/endpoints/{id}/baseline"),
+            &token,
+            Some(&bad),
+        )?;
         assert_eq!(status, 400, "{bad}: {body}");
     }
-    let (_, body) = send(&server, "POST", &format!("/v1/endpoints/{id}/baseline"), &token, Some(&json!({"samples": 9})))?;
+    let (_, body) = send(
+        &server,
+        "POST",
+        &format!("/v1/endpoints/{id}/baseline"),
+        &token,
+        Some(&json!({"samples": 9})),
+    )?;
     assert_eq!(error_of(&body), "samples: must be an integer from 1 to 5");
     assert_eq!(up.calls(), before);
 
@@ -373,9 +445,18 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
     )?;
     assert_eq!(status, 400, "{body}");
     let message = error_of(&body);
-    assert!(message.contains("differs from sample 1 in shape"), "{message}");
+    assert!(
+        message.contains("differs from sample 1 in shape"),
+        "{message}"
+    );
     assert!(message.contains("$.extra"), "{message}");
-    let (_, got) = send(&server, "GET", &format!("/api/v1/endpoints/{id}"), &token, None)?;
+    let (_, got) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/endpoints/{id}"),
+        &token,
+        None,
+    )?;
     assert_eq!(got["endpoint"]["baselineVersion"], 3);
     assert_ne!(got["endpoint"]["health"], "checking");
     Ok(())

@@ -188,7 +188,10 @@ mod tests {
             ("retries", "2"),
             ("schedule", "DAILY"),
             ("ignore_paths", "$.a\r\n\r\n$.b"),
-            ("identity_keys", "$.commits = sha\r\n\r\n$.orgs[id=1].repos=name\n$.bad"),
+            (
+                "identity_keys",
+                "$.commits = sha\r\n\r\n$.orgs[id=1].repos=name\n$.bad",
+            ),
             ("follow_redirects", "yes"),
             ("headers", "X-A: 1\nX-B:two"),
             ("request_body", "{\"q\":1}"),

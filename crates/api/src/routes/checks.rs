@@ -131,7 +131,11 @@ pub async fn capture_baseline_v1(
 
 /// `samples` of a capture body: absent (or no body) is 1.
 fn samples_of(body: Option<&Value>) -> Result<u8, ApiError> {
-    let bad = || ApiError::BadRequest(format!("samples: must be an integer from 1 to {MAX_SAMPLES}"));
+    let bad = || {
+        ApiError::BadRequest(format!(
+            "samples: must be an integer from 1 to {MAX_SAMPLES}"
+        ))
+    };
     match body {
         None => Ok(1),
         Some(Value::Object(map)) => match map.get("samples") {

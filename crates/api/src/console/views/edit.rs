@@ -192,7 +192,9 @@ mod tests {
         assert!(html.contains("<option value=\"DAILY\" selected>daily</option>"));
         assert!(html.contains("name=\"follow_redirects\" value=\"yes\" checked>"));
         assert!(html.contains(">$.meta\n$.ts</textarea>"));
-        assert!(html.contains("name=\"identity_keys\" rows=\"3\" cols=\"60\">$.commits=sha</textarea>"));
+        assert!(
+            html.contains("name=\"identity_keys\" rows=\"3\" cols=\"60\">$.commits=sha</textarea>")
+        );
         assert!(html.contains("Stored now: <strong>bearer</strong>"));
         assert!(html.contains("Headers: set. Request body: none."));
         assert!(html.contains("<option value=\"\" selected>keep the current credentials</option>"));

@@ -317,7 +317,9 @@ mod tests {
              <select id=\"samples\" name=\"samples\"><option value=\"1\" selected>1</option><option value=\"2\">2</option>"
         ));
         assert!(html.contains("<option value=\"5\">5</option></select> <button type=\"submit\">Capture baseline</button></form> "));
-        assert!(html.contains("<dd id=\"volatile-paths\">none (capture with several samples to learn them)</dd>"));
+        assert!(html.contains(
+            "<dd id=\"volatile-paths\">none (capture with several samples to learn them)</dd>"
+        ));
         assert!(html.contains("<dd id=\"identity-keys\">none (items are paired by"));
         assert!(html.contains("Run check</button>"));
         assert!(html.contains("<dd>3</dd>"));
@@ -421,9 +423,11 @@ mod tests {
 
     #[test]
     fn identity_keys_and_learned_volatile_paths_are_listed_and_escaped() {
-        let keys: std::collections::BTreeMap<String, String> =
-            [("$.commits".to_owned(), "sha".to_owned()), (HOSTILE.to_owned(), "id".to_owned())]
-                .into();
+        let keys: std::collections::BTreeMap<String, String> = [
+            ("$.commits".to_owned(), "sha".to_owned()),
+            (HOSTILE.to_owned(), "id".to_owned()),
+        ]
+        .into();
         let paths = ["$.meta.requestId".to_owned(), HOSTILE.to_owned()];
         let mut v = detail("a", "https://a.example/", &[]);
         v.identity_keys = &keys;
