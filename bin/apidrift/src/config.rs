@@ -92,6 +92,9 @@ pub struct Settings {
     /// `[retention]`: how long history is kept.
     #[serde(default)]
     pub retention: RetentionSettings,
+    /// `[baseline]`: multi-sample baseline captures.
+    #[serde(default)]
+    pub baseline: BaselineSettings,
     /// `[log]`: the log filter and line format of `serve`.
     #[serde(default)]
     pub log: LogSettings,
@@ -141,6 +144,29 @@ pub struct RetentionSettings {
 impl Default for RetentionSettings {
     fn default() -> Self {
         RetentionSettings { check_days: 90 }
+    }
+}
+
+/// `[baseline]` (`APIDRIFT_BASELINE__SAMPLE_INTERVAL_MS=…`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct BaselineSettings {
+    /// The pause between the samples of a capture with `samples` > 1, in milliseconds
+    /// (default 1000).
+    pub sample_interval_ms: u64,
+}
+
+impl Default for BaselineSettings {
+    fn default() -> Self {
+        BaselineSettings {
+            sample_interval_ms: 1000,
+        }
+    }
+}
+
+impl BaselineSettings {
+    pub fn sample_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.sample_interval_ms)
     }
 }
 

@@ -152,7 +152,8 @@ pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, 
 pub async fn service(settings: &Settings, keys: bool) -> Result<Service, CliError> {
     let store = open(settings, true).await?;
     let keys = if keys { settings.key_ring()? } else { None };
-    Ok(Service::new(store, keys, allow_list(settings)?)?)
+    Ok(Service::new(store, keys, allow_list(settings)?)?
+        .with_sample_interval(settings.baseline.sample_interval()))
 }
 
 /// The allow-list of the configuration (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, `[outbound]`).

@@ -91,6 +91,10 @@ pub struct EndpointCreateDoc {
     /// Extension: path patterns whose changes are dropped (`$.meta.requestId`,
     /// `$.items[].updatedAt`, `$..traceId`, `status`, `headers.<name>`).
     pub ignore_paths: Option<Vec<String>>,
+    /// Extension: identity rules of full mode, array path pattern → the member that pairs its
+    /// items (`{"$.commits": "sha", "$..pulls": "number"}`); at a matching array the key replaces
+    /// the default list (id, uuid, key, slug, name, code, _id). At most 20.
+    pub identity_keys: Option<BTreeMap<String, String>>,
     /// Extension: extra request headers sent on each check, sealed like credentials.
     pub headers: Option<BTreeMap<String, String>>,
     /// Extension: follow up to 5 redirects (each hop checked); default false.
@@ -130,12 +134,25 @@ pub struct EndpointPatchDoc {
     /// `null` removes the schedule.
     pub schedule: Option<ScheduleDoc>,
     pub ignore_paths: Option<Vec<String>>,
+    /// Replaces every identity rule; `{}` or `null` removes them.
+    pub identity_keys: Option<BTreeMap<String, String>>,
     pub headers: Option<BTreeMap<String, String>>,
     pub follow_redirects: Option<bool>,
     #[schema(minimum = 0, maximum = 3)]
     pub retries: Option<u8>,
     /// Scheduled runs skip a paused endpoint (no quota used); manual checks still run.
     pub paused: Option<bool>,
+}
+
+/// Optional body of `POST /v1/endpoints/{id}/baseline`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = CaptureRequest)]
+pub struct CaptureRequestDoc {
+    /// Responses to sample, about a second apart (1 to 5, default 1). Leaf paths whose values
+    /// differ between them are learned as volatile.
+    #[schema(minimum = 1, maximum = 5)]
+    pub samples: Option<u8>,
 }
 
 /// Query of the paged history routes (`/checks`, `/deliveries`).

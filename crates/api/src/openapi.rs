@@ -82,7 +82,13 @@ const EXTENSION_PATHS: &[&str] = &[
 ];
 
 /// Create fields beyond the spec's EndpointCreate table.
-const EXTENSION_FIELDS: &[&str] = &["ignorePaths", "headers", "followRedirects", "retries"];
+const EXTENSION_FIELDS: &[&str] = &[
+    "ignorePaths",
+    "identityKeys",
+    "headers",
+    "followRedirects",
+    "retries",
+];
 
 /// Operations whose body is a create request.
 const CREATE_OPERATIONS: &[(&str, &str)] =

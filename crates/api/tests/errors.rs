@@ -104,6 +104,7 @@ async fn endpoint_in(store: &dyn Store, ws: Uuid) -> Result<Uuid, Box<dyn Error>
                 timeout_ms: 5000,
                 schedule: None,
                 ignore_paths: Vec::new(),
+                identity_keys: Default::default(),
                 follow_redirects: false,
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),

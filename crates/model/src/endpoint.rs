@@ -5,6 +5,7 @@ use crate::enums::{AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod};
 use crate::secret::SecretString;
 use crate::timestamp;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -71,6 +72,10 @@ pub struct Endpoint {
     /// recorded.
     #[serde(default = "crate::validate::default_retries")]
     pub retries: u8,
+    /// Identity rules of full mode: array path pattern → the member that pairs its items
+    /// (`{"$.commits": "sha"}`). Always present (`{}` when none).
+    #[serde(default)]
+    pub identity_keys: BTreeMap<String, String>,
 }
 
 /// The credential block (`auth`) of a create request. Write-only: it deserialises but cannot be

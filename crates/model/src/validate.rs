@@ -33,6 +33,7 @@ use crate::enums::{AuthType, Cadence, DiffMode, Frequency, HttpMethod};
 use crate::net::{AllowList, check_url};
 use crate::secret::SecretString;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Most entries in one request.
@@ -51,6 +52,10 @@ pub const MAX_TAG_CHARS: usize = 100;
 pub const MAX_IGNORE_PATHS: usize = 100;
 /// Longest `ignorePaths` pattern, in bytes.
 pub const MAX_IGNORE_PATH_CHARS: usize = 500;
+/// Most `identityKeys` rules.
+pub const MAX_IDENTITY_KEYS: usize = 20;
+/// Longest `identityKeys` key (a member name), in bytes.
+pub const MAX_IDENTITY_KEY_CHARS: usize = 100;
 /// Most extra request headers.
 pub const MAX_HEADERS: usize = 50;
 /// Largest `requestBody`, in bytes.
@@ -189,6 +194,10 @@ pub struct NewEndpoint {
     /// Path patterns whose changes are dropped (`$.meta.requestId`, `status`,
     /// `headers.<name>`).
     pub ignore_paths: Vec<String>,
+    /// Identity rules of full mode: array path pattern (`$.commits`, `$..lines.data`) → the
+    /// member that pairs its items (`sha`). Checked here for form only; the service parses the
+    /// patterns with the diff engine.
+    pub identity_keys: BTreeMap<String, String>,
     /// Extra request headers, sealed like credentials.
     pub headers: Vec<ExtraHeader>,
     /// Whether a check follows redirects (default `false`).
@@ -345,6 +354,7 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     };
     let schedule = schedule(map)?;
     let ignore_paths = ignore_paths(map)?;
+    let identity_keys = identity_keys(map)?;
     let headers = headers(map)?;
     let follow_redirects = match field(map, "followRedirects") {
         None => false,
@@ -373,6 +383,7 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
         timeout_ms,
         schedule,
         ignore_paths,
+        identity_keys,
         headers,
         follow_redirects,
         retries,
@@ -644,6 +655,71 @@ fn ignore_paths(map: &Map<String, Value>) -> Result<Vec<String>, String> {
             )),
         })
         .collect()
+}
+
+/// How an `identityKeys` entry is named in a reason: `identityKeys["$.commits"]`.
+pub fn identity_key_field(pattern: &str) -> String {
+    let quoted = serde_json::to_string(pattern).unwrap_or_else(|_| format!("{pattern:?}"));
+    format!("identityKeys[{quoted}]")
+}
+
+fn identity_keys(map: &Map<String, Value>) -> Result<BTreeMap<String, String>, String> {
+    const SHAPE: &str = "identityKeys: must be an object of array path patterns to member names, e.g. {\"$.commits\": \"sha\"}";
+    let Some(v) = field(map, "identityKeys") else {
+        return Ok(BTreeMap::new());
+    };
+    let Value::Object(items) = v else {
+        return Err(SHAPE.into());
+    };
+    if items.len() > MAX_IDENTITY_KEYS {
+        return Err(format!("identityKeys: at most {MAX_IDENTITY_KEYS} rules"));
+    }
+    let mut out = BTreeMap::new();
+    for (pattern, key) in items {
+        let name = identity_key_field(pattern);
+        if pattern.len() > MAX_IGNORE_PATH_CHARS {
+            return Err(format!(
+                "identityKeys: a pattern is longer than {MAX_IGNORE_PATH_CHARS} characters"
+            ));
+        }
+        if pattern.contains('\0') {
+            return Err("identityKeys: a pattern must not contain a NUL character (U+0000)".into());
+        }
+        if !pattern.starts_with('$') {
+            return Err(format!(
+                "{name}: the pattern names an array in the body and starts with $ (e.g. $.commits)"
+            ));
+        }
+        let Value::String(key) = key else {
+            return Err(format!(
+                "{name}: must be a member name (a string), e.g. \"sha\""
+            ));
+        };
+        if key.is_empty() {
+            return Err(format!("{name}: the member name must not be empty"));
+        }
+        if key.len() > MAX_IDENTITY_KEY_CHARS {
+            return Err(format!(
+                "{name}: the member name is longer than {MAX_IDENTITY_KEY_CHARS} characters"
+            ));
+        }
+        if !is_member_name(key) {
+            return Err(format!(
+                "{name}: the member name must be letters, digits, _ and -, starting with a letter or _"
+            ));
+        }
+        out.insert(pattern.clone(), key.clone());
+    }
+    Ok(out)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_-]*`.
+fn is_member_name(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 fn headers(map: &Map<String, Value>) -> Result<Vec<ExtraHeader>, String> {

@@ -48,6 +48,7 @@ fn endpoint() -> Endpoint {
         updated_at: None,
         paused: false,
         retries: 1,
+        identity_keys: [("$.users".to_owned(), "login".to_owned())].into(),
     }
 }
 
@@ -58,7 +59,7 @@ const ENDPOINT_JSON: &str = concat!(
     r#""diffMode":"full","timeoutMs":10000,"baselineVersion":3,"hasResponseContract":true,"#,
     r#""lastCheckedAt":"2026-11-21T07:57:09.123Z","responseTime":87,"breakingCount":0,"#,
     r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null,"#,
-    r#""paused":false,"retries":1}"#
+    r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"}}"#
 );
 
 #[test]

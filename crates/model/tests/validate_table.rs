@@ -436,6 +436,51 @@ fn invalid_entries_name_the_field() {
             json!({ "name": "n", "url": "https://example.com/", "schedule": { "frequency": 1 } }),
             "schedule.frequency: must be one of HOURLY, DAILY, WEEKLY, MONTHLY",
         ),
+        // extensions: identityKeys
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": ["$.commits=sha"] }),
+            "identityKeys: must be an object of array path patterns to member names, e.g. {\"$.commits\": \"sha\"}",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.commits": "" } }),
+            "identityKeys[\"$.commits\"]: the member name must not be empty",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.commits": 3 } }),
+            "identityKeys[\"$.commits\"]: must be a member name (a string), e.g. \"sha\"",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.commits": "a.b" } }),
+            "identityKeys[\"$.commits\"]: the member name must be letters, digits, _ and -, starting with a letter or _",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.commits": "1st" } }),
+            "identityKeys[\"$.commits\"]: the member name must be letters, digits, _ and -, starting with a letter or _",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "commits": "sha" } }),
+            "identityKeys[\"commits\"]: the pattern names an array in the body and starts with $ (e.g. $.commits)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "status": "sha" } }),
+            "identityKeys[\"status\"]: the pattern names an array in the body and starts with $ (e.g. $.commits)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.a\u{0}": "id" } }),
+            "identityKeys: a pattern must not contain a NUL character (U+0000)",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { "$.commits": "k".repeat(101) } }),
+            "identityKeys[\"$.commits\"]: the member name is longer than 100 characters",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": { format!("$.{}", "a".repeat(500)): "id" } }),
+            "identityKeys: a pattern is longer than 500 characters",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "identityKeys": (0..21).map(|i| (format!("$.a{i}"), json!("id"))).collect::<serde_json::Map<_, _>>() }),
+            "identityKeys: at most 20 rules",
+        ),
         // extensions: ignorePaths, headers, followRedirects
         (
             json!({ "name": "n", "url": "https://example.com/", "ignorePaths": "$.a" }),
@@ -531,6 +576,7 @@ fn minimal_entry_gets_every_default() {
     assert_eq!(e.timeout_ms, 10_000);
     assert_eq!(e.schedule, None);
     assert!(e.ignore_paths.is_empty() && e.headers.is_empty());
+    assert!(e.identity_keys.is_empty());
     assert!(!e.follow_redirects);
 }
 
@@ -718,6 +764,25 @@ fn valid_entries_are_normalised() {
                 ]),
             ),
             Box::new(|e| e.ignore_paths.len() == 5),
+        ),
+        (
+            with(
+                "identityKeys",
+                json!({ "$.commits": "sha", "$..pulls": "number", "$.orgs[id=1].repos": "full_name", "$": "_id" }),
+            ),
+            Box::new(|e| {
+                e.identity_keys.len() == 4
+                    && e.identity_keys.get("$.commits").map(String::as_str) == Some("sha")
+                    && e.identity_keys.get("$").map(String::as_str) == Some("_id")
+            }),
+        ),
+        (
+            with("identityKeys", json!({})),
+            Box::new(|e| e.identity_keys.is_empty()),
+        ),
+        (
+            with("identityKeys", json!(null)),
+            Box::new(|e| e.identity_keys.is_empty()),
         ),
         (
             with(

@@ -219,6 +219,7 @@ async fn main() -> Res<()> {
                 timeout_ms: 10_000,
                 schedule: None,
                 ignore_paths: Vec::new(),
+                identity_keys: Default::default(),
                 follow_redirects: false,
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),

@@ -147,6 +147,10 @@ pub enum MonitorError {
     /// A baseline capture whose fetch failed (400): no response to keep.
     #[error("the baseline could not be captured: {0}")]
     CaptureFailed(FetchError),
+    /// The samples of a multi-sample capture disagree in more than their values (400): the
+    /// reason names the sample and the path, never a value of the body.
+    #[error("the baseline could not be captured: {0}")]
+    Unstable(String),
     /// A stored secret or body could not be opened or sealed (500; names no secret).
     #[error("sealed data: {0}")]
     Seal(String),

@@ -65,7 +65,9 @@ pub use client::{
     MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_REDIRECTS, MAX_RESPONSE_HEADERS, USER_AGENT,
 };
 pub use error::{FetchError, FetchErrorKind, MonitorError};
-pub use monitor::{CheckOutcome, Monitor, contract_from_openapi};
+pub use monitor::{
+    CheckOutcome, DEFAULT_SAMPLE_INTERVAL, MAX_SAMPLES, Monitor, contract_from_openapi,
+};
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
 pub use service::{Service, ServiceError};
 pub use worker::{Worker, WorkerConfig, WorkerStats};

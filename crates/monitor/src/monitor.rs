@@ -5,8 +5,8 @@ use crate::error::{FetchError, MonitorError};
 use crate::metrics::{CheckResult, Trigger};
 use apidrift_diff::contract::{Contract, parse_operation};
 use apidrift_diff::{
-    Body, DEFAULT_TRACKED_HEADERS, IgnorePattern, Input, Json, Options, Shape, TextBody, diff,
-    is_json_media_type,
+    Body, DEFAULT_TRACKED_HEADERS, DiffMode, IdentityRule, IgnorePattern, Input, Json, Options,
+    Shape, TextBody, VolatileError, diff, is_json_media_type, volatile_paths,
 };
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{CheckResponse, DiffChange, Health, sealed};
@@ -24,6 +24,13 @@ use uuid::Uuid;
 
 /// The pause before a fetch is tried again (D19).
 pub const RETRY_DELAY: Duration = Duration::from_secs(2);
+
+/// The pause between the samples of a multi-sample baseline capture (D20: about 1 s), unless
+/// [`Monitor::with_sample_interval`] sets another.
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Most samples of one baseline capture (D20).
+pub const MAX_SAMPLES: u8 = 5;
 
 /// Slack added to a run's deadline beyond its fetches (sealing, diffing, writing).
 const RUN_SLACK: Duration = Duration::from_secs(5);
@@ -85,6 +92,7 @@ pub struct Monitor {
     keys: Arc<KeyRing>,
     client: Client,
     locks: Arc<Locks>,
+    sample_interval: Duration,
 }
 
 impl std::fmt::Debug for Monitor {
@@ -158,7 +166,14 @@ impl Monitor {
             keys,
             client,
             locks: Arc::new(Mutex::new(HashMap::new())),
+            sample_interval: DEFAULT_SAMPLE_INTERVAL,
         }
+    }
+
+    /// The same monitor with another pause between capture samples (tests use a short one).
+    pub fn with_sample_interval(mut self, interval: Duration) -> Monitor {
+        self.sample_interval = interval;
+        self
     }
 
     pub fn client(&self) -> &Client {
@@ -227,23 +242,44 @@ impl Monitor {
         })
     }
 
-    /// Captures a baseline (D8): fetch, seal the body, infer its shape, record it as version + 1
-    /// and set health `healthy`. Health is `checking` while it runs; a failed fetch restores the
-    /// previous health and is [`MonitorError::CaptureFailed`]. Uses no quota (D13).
+    /// Captures a baseline from one sample (D8): [`Monitor::capture_baseline_sampled`] with 1.
     pub async fn capture_baseline(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<StoredBaseline, MonitorError> {
+        self.capture_baseline_sampled(workspace_id, endpoint_id, 1)
+            .await
+    }
+
+    /// Captures a baseline (D8, D20): fetch `samples` times (1 to [`MAX_SAMPLES`], the
+    /// monitor's sample interval apart), learn the leaf paths whose values differ between the
+    /// samples (`volatile_paths`), seal the first sample's body, infer its shape, record it as
+    /// version + 1 with the learned paths and set health `healthy`. Health is `checking` while it
+    /// runs; a failed fetch restores the previous health and is [`MonitorError::CaptureFailed`];
+    /// samples that differ in status, in kind of body or in shape are [`MonitorError::Unstable`].
+    /// Uses no quota (D13), whatever the number of samples.
+    pub async fn capture_baseline_sampled(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        samples: u8,
+    ) -> Result<StoredBaseline, MonitorError> {
+        let samples = samples.clamp(1, MAX_SAMPLES);
         let endpoint = self.endpoint(workspace_id, endpoint_id).await?;
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
         let request = self.request_for(&endpoint)?;
         let now = OffsetDateTime::now_utc();
+        // Each sample may take a whole run (its fetches and retries), plus the pauses between.
+        let one_run = run_deadline(&endpoint, now) - now;
+        let pauses = time::Duration::try_from(self.sample_interval * u32::from(samples - 1))
+            .unwrap_or(time::Duration::MINUTE);
+        let deadline = now + one_run * i32::from(samples) + pauses;
         self.store
-            .begin_checking(workspace_id, endpoint_id, now, run_deadline(&endpoint, now))
+            .begin_checking(workspace_id, endpoint_id, now, deadline)
             .await?;
-        let result = self.capture_inner(&endpoint, &request).await;
+        let result = self.capture_inner(&endpoint, &request, samples).await;
         if result.is_err() {
             self.restore_health(&endpoint).await;
         }
@@ -254,12 +290,22 @@ impl Monitor {
         &self,
         endpoint: &StoredEndpoint,
         request: &FetchRequest,
+        samples: u8,
     ) -> Result<StoredBaseline, MonitorError> {
-        let response = self
-            .fetch_with_retries(request, endpoint.retries)
-            .await
-            .map_err(MonitorError::CaptureFailed)?;
-        let captured = Captured::from_response(response);
+        let mut taken: Vec<Captured> = Vec::with_capacity(usize::from(samples));
+        for i in 0..samples {
+            if i > 0 {
+                tokio::time::sleep(self.sample_interval).await;
+            }
+            let response = self
+                .fetch_with_retries(request, endpoint.retries)
+                .await
+                .map_err(MonitorError::CaptureFailed)?;
+            taken.push(Captured::from_response(response));
+        }
+        let volatile = self.learn_volatile(endpoint, &taken)?;
+        // `samples` is at least 1, so `taken` holds at least one response.
+        let captured = taken.swap_remove(0);
         let shape = match body_of(captured.content_type.as_deref(), &captured.body) {
             Body::Json(json) => serde_json::to_value(
                 Shape::infer(&json).map_err(|e| MonitorError::Diff(e.to_string()))?,
@@ -284,11 +330,57 @@ impl Monitor {
             sealed_body,
             shape,
             captured_at: OffsetDateTime::now_utc(),
+            volatile_paths: volatile,
         };
         Ok(self
             .store
             .record_baseline(endpoint.workspace_id, baseline, Some(Health::Healthy))
             .await?)
+    }
+
+    /// The leaf paths whose values differ between the samples (D20); none from one sample or
+    /// from a body that is not JSON. Samples that differ in status, in kind of body or in shape
+    /// are [`MonitorError::Unstable`], naming the sample and the path, never a value.
+    fn learn_volatile(
+        &self,
+        endpoint: &StoredEndpoint,
+        taken: &[Captured],
+    ) -> Result<Vec<String>, MonitorError> {
+        let Some((first, rest)) = taken.split_first() else {
+            return Ok(Vec::new());
+        };
+        if rest.is_empty() {
+            return Ok(Vec::new());
+        }
+        let retake = "take the samples again when the endpoint answers steadily";
+        for (i, c) in rest.iter().enumerate() {
+            if c.status != first.status {
+                return Err(MonitorError::Unstable(format!(
+                    "sample {} answered HTTP {}, sample 1 HTTP {}; {retake}",
+                    i + 2,
+                    c.status,
+                    first.status
+                )));
+            }
+        }
+        let mut bodies = Vec::with_capacity(taken.len());
+        for (i, c) in taken.iter().enumerate() {
+            match body_of(c.content_type.as_deref(), &c.body) {
+                Body::Json(json) => bodies.push(json),
+                _ if i == 0 => return Ok(Vec::new()),
+                _ => {
+                    return Err(MonitorError::Unstable(format!(
+                        "sample {} is not a JSON body, sample 1 is; {retake}",
+                        i + 1
+                    )));
+                }
+            }
+        }
+        let options = self.options_for(endpoint)?;
+        volatile_paths(&bodies, &options).map_err(|e| match e {
+            VolatileError::ShapeDiffers { .. } => MonitorError::Unstable(e.to_string()),
+            other => MonitorError::Diff(other.to_string()),
+        })
     }
 
     async fn restore_health(&self, endpoint: &StoredEndpoint) {
@@ -380,6 +472,7 @@ impl Monitor {
             return Err(MonitorError::NoBaseline);
         };
         let options = self.options_for(&endpoint)?;
+        let diff_options = with_volatile(options.clone(), &baseline.volatile_paths)?;
         let request = self.request_for(&endpoint)?;
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
@@ -404,7 +497,12 @@ impl Monitor {
             .await?;
         let result = self
             .check_inner(
-                &endpoint, &baseline, &request, &options, started_at, scheduled,
+                &endpoint,
+                &baseline,
+                &request,
+                (&diff_options, &options),
+                started_at,
+                scheduled,
             )
             .await;
         if result.is_err() {
@@ -435,12 +533,19 @@ impl Monitor {
         }
     }
 
+    /// The diff options of `endpoint`: its mode, `ignorePaths` and `identityKeys`.
     fn options_for(&self, endpoint: &StoredEndpoint) -> Result<Options, MonitorError> {
         let mut options = Options::with_mode(endpoint.diff_mode);
         for p in &endpoint.ignore_paths {
             options.ignore.push(
                 IgnorePattern::parse(p)
                     .map_err(|e| MonitorError::Endpoint(format!("ignorePaths: {e}")))?,
+            );
+        }
+        for (pattern, key) in &endpoint.identity_keys {
+            options.identity_rules.push(
+                IdentityRule::parse(pattern, key)
+                    .map_err(|e| MonitorError::Endpoint(format!("identityKeys: {e}")))?,
             );
         }
         Ok(options)
@@ -451,7 +556,7 @@ impl Monitor {
         endpoint: &StoredEndpoint,
         baseline: &StoredBaseline,
         request: &FetchRequest,
-        options: &Options,
+        (options, contract_options): (&Options, &Options),
         started_at: OffsetDateTime,
         scheduled: bool,
     ) -> Result<CheckOutcome, MonitorError> {
@@ -492,7 +597,7 @@ impl Monitor {
                 if let Some(contract) = &endpoint.response_contract
                     && contract.status == captured.status
                 {
-                    report.extend(self.validate_contract(contract, &captured, options)?);
+                    report.extend(self.validate_contract(contract, &captured, contract_options)?);
                 }
                 (
                     report.changes,
@@ -606,7 +711,16 @@ impl Monitor {
                 .keys
                 .seal(&body, &binding(workspace_id, id, Field::BaselineBody))
                 .map_err(|e| MonitorError::Seal(e.to_string()))?;
+            // The learned volatile paths stay volatile: the promoted baseline keeps them until
+            // the next capture learns again.
+            let volatile_paths = self
+                .store
+                .active_baseline(workspace_id, endpoint_id)
+                .await?
+                .map(|b| b.volatile_paths)
+                .unwrap_or_default();
             baseline = Some(NewBaseline {
+                volatile_paths,
                 id,
                 endpoint_id,
                 status,
@@ -647,6 +761,22 @@ impl Monitor {
             .map_err(|e| MonitorError::Contract(e.to_string()))?;
         Ok(validator.check(&body, options))
     }
+}
+
+/// `options` with the baseline's learned volatile paths ignored (D20: in full mode only; schema
+/// mode ignores leaf values anyway, and must keep reporting shape changes at those paths).
+fn with_volatile(mut options: Options, paths: &[String]) -> Result<Options, MonitorError> {
+    if options.mode != DiffMode::Full {
+        return Ok(options);
+    }
+    for p in paths {
+        options.ignore.push(IgnorePattern::parse(p).map_err(|e| {
+            MonitorError::Endpoint(format!(
+                "a learned volatile path does not parse ({e}); capture the baseline again"
+            ))
+        })?);
+    }
+    Ok(options)
 }
 
 /// Builds the stored form of a contract: the operation, the status (the `--status` given, else

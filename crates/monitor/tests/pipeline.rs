@@ -211,6 +211,7 @@ async fn endpoint(w: &World, ep: Ep) -> Result<Uuid, Box<dyn std::error::Error>>
         timeout_ms: ep.timeout_ms,
         schedule: None,
         ignore_paths: ep.ignore,
+        identity_keys: Default::default(),
         follow_redirects: false,
         response_contract: None,
         created_at: OffsetDateTime::now_utc(),

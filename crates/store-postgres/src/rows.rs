@@ -34,6 +34,21 @@ pub(crate) fn strings(items: &[String]) -> Value {
     ))
 }
 
+pub(crate) fn string_map(map: &std::collections::BTreeMap<String, String>) -> Value {
+    store_json(Value::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    ))
+}
+
+fn string_map_from(
+    column: &str,
+    v: Value,
+) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+    serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
+}
+
 fn strings_from(column: &str, v: Value) -> Result<Vec<String>, StoreError> {
     serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
 }
@@ -178,6 +193,7 @@ pub struct EndpointRow {
     pub updated_at: OffsetDateTime,
     pub paused: bool,
     pub retries: i32,
+    pub identity_keys: Value,
 }
 
 impl EndpointRow {
@@ -216,6 +232,7 @@ impl EndpointRow {
             updated_at: micros(e.created_at),
             paused: false,
             retries: i32::from(e.retries),
+            identity_keys: string_map(&e.identity_keys),
         })
     }
 
@@ -261,6 +278,7 @@ impl EndpointRow {
             paused: self.paused,
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
+            identity_keys: string_map_from("endpoints.identity_keys", self.identity_keys)?,
         })
     }
 }
@@ -278,6 +296,7 @@ pub struct BaselineRow {
     pub sealed_body: Vec<u8>,
     pub shape: Value,
     pub captured_at: OffsetDateTime,
+    pub volatile_paths: Value,
 }
 
 impl BaselineRow {
@@ -293,6 +312,7 @@ impl BaselineRow {
             sealed_body: b.sealed_body.clone(),
             shape: store_json(b.shape.clone()),
             captured_at: micros(b.captured_at),
+            volatile_paths: strings(&b.volatile_paths),
         }
     }
 
@@ -308,6 +328,7 @@ impl BaselineRow {
             sealed_body: self.sealed_body,
             shape: read_json(self.shape),
             captured_at: self.captured_at,
+            volatile_paths: strings_from("baselines.volatile_paths", self.volatile_paths)?,
         })
     }
 }

@@ -68,6 +68,7 @@ diesel::table! {
         retries -> Integer,
         prior_health -> Nullable<Text>,
         checking_until -> Nullable<Timestamptz>,
+        identity_keys -> Jsonb,
     }
 }
 
@@ -83,6 +84,7 @@ diesel::table! {
         sealed_body -> Bytea,
         shape -> Jsonb,
         captured_at -> Timestamptz,
+        volatile_paths -> Jsonb,
     }
 }
 

@@ -66,6 +66,7 @@ fn update(
         endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
         endpoints::schedule.eq(ch.schedule.map(|c| c.to_string())),
         endpoints::ignore_paths.eq(strings_to_json(&ch.ignore_paths)),
+        endpoints::identity_keys.eq(apidrift_store::string_map_to_json(&ch.identity_keys)),
         endpoints::follow_redirects.eq(ch.follow_redirects),
         endpoints::paused.eq(ch.paused),
         endpoints::retries.eq(i32::from(ch.retries)),

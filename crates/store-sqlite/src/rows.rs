@@ -4,7 +4,8 @@ use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, StoreError,
     StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
-    scopes_from_text, scopes_to_text, strings_from_json, strings_to_json, to_u16, to_u32,
+    scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json,
+    strings_to_json, to_u16, to_u32,
 };
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
@@ -183,6 +184,7 @@ pub struct EndpointRow {
     pub updated_at: i64,
     pub paused: bool,
     pub retries: i32,
+    pub identity_keys: String,
 }
 
 impl EndpointRow {
@@ -221,6 +223,7 @@ impl EndpointRow {
             updated_at: ts(e.created_at),
             paused: false,
             retries: i32::from(e.retries),
+            identity_keys: string_map_to_json(&e.identity_keys),
         })
     }
 
@@ -266,6 +269,7 @@ impl EndpointRow {
             paused: self.paused,
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
+            identity_keys: string_map_from_json("endpoints.identity_keys", &self.identity_keys)?,
         })
     }
 }
@@ -283,6 +287,7 @@ pub struct BaselineRow {
     pub sealed_body: Vec<u8>,
     pub shape: String,
     pub captured_at: i64,
+    pub volatile_paths: String,
 }
 
 impl BaselineRow {
@@ -298,6 +303,7 @@ impl BaselineRow {
             sealed_body: b.sealed_body.clone(),
             shape: b.shape.to_string(),
             captured_at: ts(b.captured_at),
+            volatile_paths: strings_to_json(&b.volatile_paths),
         }
     }
 
@@ -313,6 +319,7 @@ impl BaselineRow {
             sealed_body: self.sealed_body,
             shape: json_text("baselines.shape", &self.shape)?,
             captured_at: from_ts("baselines.captured_at", self.captured_at)?,
+            volatile_paths: strings_from_json("baselines.volatile_paths", &self.volatile_paths)?,
         })
     }
 }

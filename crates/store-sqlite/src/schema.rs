@@ -68,6 +68,7 @@ diesel::table! {
         retries -> Integer,
         prior_health -> Nullable<Text>,
         checking_until -> Nullable<BigInt>,
+        identity_keys -> Text,
     }
 }
 
@@ -83,6 +84,7 @@ diesel::table! {
         sealed_body -> Binary,
         shape -> Text,
         captured_at -> BigInt,
+        volatile_paths -> Text,
     }
 }
 

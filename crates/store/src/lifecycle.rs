@@ -30,6 +30,7 @@ pub struct EndpointChanges {
     /// A new value (or `None`) resets the schedule row: the scheduler creates it again.
     pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
+    pub identity_keys: std::collections::BTreeMap<String, String>,
     pub follow_redirects: bool,
     pub paused: bool,
     pub retries: u8,
@@ -54,6 +55,7 @@ impl EndpointChanges {
             timeout_ms: e.timeout_ms,
             schedule: e.schedule,
             ignore_paths: e.ignore_paths.clone(),
+            identity_keys: e.identity_keys.clone(),
             follow_redirects: e.follow_redirects,
             paused: e.paused,
             retries: e.retries,

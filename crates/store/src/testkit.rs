@@ -76,6 +76,14 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
         timeout_ms: 2_500,
         schedule: Some(Cadence::Every(Frequency::Daily)),
         ignore_paths: vec!["$.meta.requestId".into(), "$..traceId".into()],
+        identity_keys: [
+            ("$.commits", "sha"),
+            ("$..lines.data", "id"),
+            ("$.orgs[id=1][\"repo list\"]", "full_name"),
+        ]
+        .into_iter()
+        .map(|(p, k)| (p.to_owned(), k.to_owned()))
+        .collect(),
         follow_redirects: true,
         response_contract: None,
         created_at,
@@ -94,6 +102,7 @@ pub fn plain_endpoint(name: &str, created_at: OffsetDateTime) -> NewEndpointRow 
         description: None,
         tags: vec![],
         ignore_paths: vec![],
+        identity_keys: Default::default(),
         method: HttpMethod::Get,
         diff_mode: DiffMode::Schema,
         follow_redirects: false,
@@ -128,6 +137,7 @@ pub fn baseline(endpoint: Uuid, captured_at: OffsetDateTime) -> NewBaseline {
         sealed_body: [b"sealed-body:".as_slice(), id.as_bytes()].concat(),
         shape: json!({"type": "object", "fields": {"id": "integer"}}),
         captured_at,
+        volatile_paths: vec![],
     }
 }
 
@@ -474,6 +484,8 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(got.timeout_ms, 2_500);
     assert_eq!(got.schedule, Some(Cadence::Every(Frequency::Daily)));
     assert_eq!(got.ignore_paths, input.ignore_paths);
+    assert_eq!(got.identity_keys, input.identity_keys);
+    assert_eq!(got.identity_keys.len(), 3);
     assert!(got.follow_redirects);
     assert_eq!(got.response_contract, input.response_contract);
     assert_eq!(got.baseline_version, None);
@@ -481,6 +493,7 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
     assert_eq!((got.breaking_count, got.warning_count), (0, 0));
     assert_eq!((got.created_at, got.updated_at), (at(7), at(7)));
     let wire = got.to_model();
+    assert_eq!(wire.identity_keys, input.identity_keys);
     assert!(wire.has_response_contract);
     assert_eq!(wire.timeout_ms, Some(2_500));
 
@@ -491,6 +504,7 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
         .await?
         .ok_or_else(|| fail("plain missing"))?;
     assert!(!got.to_model().has_response_contract);
+    assert!(got.identity_keys.is_empty());
     assert_eq!(
         (got.sealed_auth, got.sealed_headers, got.schedule),
         (None, None, None)
@@ -808,7 +822,12 @@ pub async fn baselines(store: Arc<dyn Store>) -> TestResult {
     let eb = one_endpoint(&*store, b.id, "eb").await?;
     assert_eq!(store.active_baseline(a.id, e.id).await?, None);
 
-    let input = baseline(e.id, at(10));
+    let mut input = baseline(e.id, at(10));
+    input.volatile_paths = vec![
+        "$.meta.requestId".into(),
+        "$.items[id=7].updatedAt".into(),
+        "$[\"a b\"][0].ts".into(),
+    ];
     let b1 = store
         .record_baseline(a.id, input.clone(), Some(Health::Healthy))
         .await?;
@@ -825,6 +844,14 @@ pub async fn baselines(store: Arc<dyn Store>) -> TestResult {
         (&input.headers, &input.shape, &input.sealed_body)
     );
     assert_eq!(b1.captured_at, at(10));
+    assert_eq!(b1.volatile_paths, input.volatile_paths);
+    assert_eq!(
+        store
+            .active_baseline(a.id, e.id)
+            .await?
+            .map(|b| b.volatile_paths),
+        Some(input.volatile_paths.clone())
+    );
     let got = store
         .get_endpoint(a.id, e.id)
         .await?
@@ -841,6 +868,8 @@ pub async fn baselines(store: Arc<dyn Store>) -> TestResult {
         .record_baseline(a.id, baseline(e.id, at(20)), None)
         .await?;
     assert_eq!(b2.version, 2);
+    // A later baseline carries its own learned paths (none here), not the previous ones.
+    assert!(b2.volatile_paths.is_empty());
     let got = store
         .get_endpoint(a.id, e.id)
         .await?

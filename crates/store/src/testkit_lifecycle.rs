@@ -81,6 +81,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     ch.timeout_ms = 700;
     ch.schedule = Some(Cadence::Interval(300));
     ch.ignore_paths = Vec::new();
+    ch.identity_keys = [("$..pulls".to_owned(), "number".to_owned())].into();
     ch.follow_redirects = false;
     ch.paused = true;
     ch.retries = 3;

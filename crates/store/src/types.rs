@@ -7,6 +7,7 @@ use apidrift_model::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -208,6 +209,8 @@ pub struct NewEndpointRow {
     pub timeout_ms: u32,
     pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
+    /// Identity rules of full mode: array path pattern → key.
+    pub identity_keys: BTreeMap<String, String>,
     pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,
     /// Retries of a fetch with no response or a 5xx (0–3).
@@ -238,6 +241,8 @@ pub struct StoredEndpoint {
     pub timeout_ms: u32,
     pub schedule: Option<Cadence>,
     pub ignore_paths: Vec<String>,
+    /// Identity rules of full mode: array path pattern → key.
+    pub identity_keys: BTreeMap<String, String>,
     pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,
     pub baseline_version: Option<u32>,
@@ -280,6 +285,7 @@ impl StoredEndpoint {
             updated_at: Some(self.updated_at),
             paused: self.paused,
             retries: self.retries,
+            identity_keys: self.identity_keys.clone(),
         }
     }
 }
@@ -362,6 +368,8 @@ pub struct NewBaseline {
     /// The inferred shape (JSON).
     pub shape: Value,
     pub captured_at: OffsetDateTime,
+    /// Leaf paths learned volatile from several samples (D20), ignored by full-mode checks.
+    pub volatile_paths: Vec<String>,
 }
 
 /// A stored baseline.
@@ -378,6 +386,8 @@ pub struct StoredBaseline {
     pub sealed_body: Vec<u8>,
     pub shape: Value,
     pub captured_at: OffsetDateTime,
+    /// Leaf paths learned volatile from several samples (D20), ignored by full-mode checks.
+    pub volatile_paths: Vec<String>,
 }
 
 // -------------------------------------------------------------------- checks and diffs
@@ -578,6 +588,24 @@ pub fn strings_to_json(items: &[String]) -> String {
 
 /// Reads [`strings_to_json`] back.
 pub fn strings_from_json(column: &str, text: &str) -> Result<Vec<String>, crate::StoreError> {
+    serde_json::from_str(text).map_err(|e| crate::StoreError::corrupt(column, e))
+}
+
+/// A map stored as a JSON object of strings (identity keys).
+pub fn string_map_to_json(map: &BTreeMap<String, String>) -> String {
+    Value::Object(
+        map.iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect(),
+    )
+    .to_string()
+}
+
+/// Reads [`string_map_to_json`] back.
+pub fn string_map_from_json(
+    column: &str,
+    text: &str,
+) -> Result<BTreeMap<String, String>, crate::StoreError> {
     serde_json::from_str(text).map_err(|e| crate::StoreError::corrupt(column, e))
 }
 

@@ -679,6 +679,7 @@ fn endpoint_row(
         timeout_ms: 10_000,
         schedule: None,
         ignore_paths: Vec::new(),
+        identity_keys: Default::default(),
         follow_redirects: false,
         response_contract: None,
         created_at: OffsetDateTime::now_utc(),
@@ -749,6 +750,7 @@ async fn seed(db: &Db, ring: &KeyRing, n: usize) -> Result<Uuid, Box<dyn Error>>
                 )?,
                 shape: json!({}),
                 captured_at: OffsetDateTime::now_utc(),
+                volatile_paths: Vec::new(),
             },
             None,
         )

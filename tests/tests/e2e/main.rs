@@ -16,3 +16,4 @@ mod metrics;
 mod ops;
 mod scaleout;
 mod validate_cli;
+mod volatile;

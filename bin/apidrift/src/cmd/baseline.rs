@@ -1,6 +1,8 @@
 //! `apidrift baseline capture ENDPOINT_ID [--workspace ID]` (D8): fetches the endpoint through the
-//! SSRF-safe client (the configured allow-list applies) and records a baseline. Prints
-//! `{"baselineVersion","capturedAt","status"}` like `POST /v1/endpoints/{id}/baseline`.
+//! SSRF-safe client (the configured allow-list applies) and records a baseline. `--samples N`
+//! (1 to 5) fetches N times, `[baseline] sample_interval_ms` apart, and learns the volatile
+//! paths. Prints `{"baselineVersion","capturedAt","status","samples","volatilePaths"}` like
+//! `POST /v1/endpoints/{id}/baseline`.
 
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
@@ -23,6 +25,10 @@ pub struct CaptureArgs {
     /// The endpoint's workspace (looked up from the endpoint id when not given).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
     workspace: Option<Uuid>,
+    /// Responses to sample (1 to 5): leaf paths whose values differ between them are learned
+    /// as volatile and ignored by full-mode checks until the next capture.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=5))]
+    samples: u8,
 }
 
 pub fn parse_id(text: &str) -> Result<Uuid, String> {
@@ -53,7 +59,9 @@ pub fn run(global: &GlobalArgs, command: BaselineCommand) -> Result<ExitCode, Cl
     db::block_on(async {
         let service = db::service(&settings, true).await?;
         let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;
-        let captured = service.capture_baseline(workspace, args.endpoint).await?;
+        let captured = service
+            .capture_baseline_sampled(workspace, args.endpoint, args.samples)
+            .await?;
         print_json(&captured)?;
         Ok(ExitCode::SUCCESS)
     })?

@@ -75,7 +75,10 @@ async fn serve(
         first_start_key(&settings, store.as_ref()).await?
     };
     // The one service of the process: the API, the console and the worker share it.
-    let service = Arc::new(Service::new(store.clone(), keys, allow)?);
+    let service = Arc::new(
+        Service::new(store.clone(), keys, allow)?
+            .with_sample_interval(settings.baseline.sample_interval()),
+    );
     if !args.no_bootstrap
         && let Some(first) = service.bootstrap().await?
     {

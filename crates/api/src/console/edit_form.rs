@@ -34,6 +34,7 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         schedule: text(pairs, "schedule").to_owned(),
         interval: text(pairs, "interval").trim().to_owned(),
         ignore_paths: text(pairs, "ignore_paths").to_owned(),
+        identity_keys: text(pairs, "identity_keys").to_owned(),
         follow_redirects: text(pairs, "follow_redirects") == "yes",
         retries: text(pairs, "retries").to_owned(),
     };
@@ -85,6 +86,10 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         .filter(|l| !l.is_empty())
         .collect();
     patch.insert("ignorePaths".into(), json!(ignore));
+    patch.insert(
+        "identityKeys".into(),
+        Value::Object(identity_keys_of(&values.identity_keys)),
+    );
     patch.insert("followRedirects".into(), json!(values.follow_redirects));
     match auth_of(pairs) {
         Ok(Some(auth)) => {
@@ -112,6 +117,23 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         patch.insert("requestBody".into(), json!(body));
     }
     (values, Ok(Value::Object(patch)))
+}
+
+/// `PATTERN=KEY` lines as the `identityKeys` object, split at the last `=` (so identity segments
+/// such as `$.orgs[id=1].repos=name` keep theirs). A line without `=` becomes a rule with an
+/// empty key, which the service refuses by name.
+fn identity_keys_of(text: &str) -> Map<String, Value> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let (pattern, key) = match line.rsplit_once('=') {
+                Some((p, k)) if !k.contains(']') => (p.trim(), k.trim()),
+                _ => (line, ""),
+            };
+            (pattern.to_owned(), json!(key))
+        })
+        .collect()
 }
 
 /// The `auth` member: `{"type":"none"}` to remove, a new credential when a type is chosen,
@@ -174,6 +196,10 @@ mod tests {
             ("retries", "2"),
             ("schedule", "DAILY"),
             ("ignore_paths", "$.a\r\n\r\n$.b"),
+            (
+                "identity_keys",
+                "$.commits = sha\r\n\r\n$.orgs[id=1].repos=name\n$.bad",
+            ),
             ("follow_redirects", "yes"),
             ("headers", "X-A: 1\nX-B:two"),
             ("request_body", "{\"q\":1}"),
@@ -186,6 +212,7 @@ mod tests {
                 "environment": "staging", "description": null, "tags": ["a", "b", "c"],
                 "contentType": "application/json", "diffMode": "full", "timeoutMs": 5000,
                 "retries": 2, "schedule": { "frequency": "DAILY" }, "ignorePaths": ["$.a", "$.b"],
+                "identityKeys": { "$.commits": "sha", "$.orgs[id=1].repos": "name", "$.bad": "" },
                 "followRedirects": true, "headers": { "X-A": "1", "X-B": "two" },
                 "requestBody": "{\"q\":1}"
             }))

@@ -49,6 +49,12 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
             _ => String::new(),
         },
         ignore_paths: e.ignore_paths.join("\n"),
+        identity_keys: e
+            .identity_keys
+            .iter()
+            .map(|(p, k)| format!("{p}={k}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         follow_redirects: e.follow_redirects,
         retries: e.retries.to_string(),
     }

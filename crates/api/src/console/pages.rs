@@ -418,6 +418,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         })
         .collect();
     let next = offset + u64::from(CHECKS_PAGE);
+    let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
     let view = views::endpoint::EndpointDetail {
         id: e.id,
         name: &e.name,
@@ -428,6 +429,8 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         auth_type: e.auth_type.as_str(),
         diff_mode: e.diff_mode.as_str(),
         baseline_version: e.baseline_version,
+        identity_keys: &e.identity_keys,
+        volatile_paths: &volatile_paths,
         response_contract: e
             .response_contract
             .as_ref()
@@ -490,11 +493,22 @@ async fn endpoint_action(
                 r.breaking_count, r.warning_count
             ))
         } else {
-            let b = state.service.capture_baseline(ws, id).await?;
-            Ok(format!(
-                "Baseline {} captured (HTTP {}).",
-                b.baseline_version, b.status
-            ))
+            // An unreadable choice goes through as 0 so that the service names the field.
+            let samples = field(&pairs, "samples").map_or(Ok(1), str::parse::<u8>);
+            let b = state
+                .service
+                .capture_baseline_sampled(ws, id, samples.unwrap_or(0))
+                .await?;
+            Ok(match b.volatile_paths.len() {
+                0 => format!(
+                    "Baseline {} captured (HTTP {}).",
+                    b.baseline_version, b.status
+                ),
+                n => format!(
+                    "Baseline {} captured (HTTP {}) from {} samples; {n} volatile path(s) learned.",
+                    b.baseline_version, b.status, b.samples
+                ),
+            })
         }
     }
     .await;
@@ -539,9 +553,11 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     let Some(d) = found else {
         return Ok(error_page(Some(&s), &ApiError::NotFound));
     };
+    let groups = state.service.group_changes(&d.changes);
     let view = views::diff::DiffView {
         summary: &d.base,
         changes: &d.changes,
+        groups: &groups,
         just_accepted: req.query_string().contains("accepted=1"),
         can_accept: s.role() >= Role::Admin,
     };

@@ -7,11 +7,13 @@
 
 use crate::auth::{Authed, CaptureBaselines, RunChecks};
 use crate::error::ApiError;
-use crate::routes::parse_id;
+use crate::routes::{parse_id, read_optional_json_body};
 use crate::state::AppState;
-use actix_web::{HttpResponse, post, web};
+use actix_web::{HttpRequest, HttpResponse, post, web};
 use apidrift_model::{CheckResponse, ErrorBody};
+use apidrift_monitor::MAX_SAMPLES;
 use apidrift_monitor::service::BaselineCaptured;
+use serde_json::Value;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Check routes under `/api/v1`.
@@ -88,17 +90,21 @@ pub async fn run_check_v1(
     check(auth, id, state).await
 }
 
-/// Capture a baseline (D13): uses no quota; shares the check rate-limit class.
+/// Capture a baseline (D13): uses no quota, whatever the number of samples; shares the check
+/// rate-limit class. With `{"samples": N}` (1 to 5, default 1) the endpoint is fetched N times
+/// about a second apart and the leaf paths whose values differ are learned as `volatilePaths`
+/// (ignored by full-mode checks until the next capture). The body is optional.
 #[utoipa::path(
     post,
     path = "/endpoints/{id}/baseline",
     tag = "checks",
     operation_id = "captureBaselineV1",
     params(("id" = Uuid, Path, description = "Endpoint id")),
+    request_body(content = Option<crate::docs::CaptureRequestDoc>, content_type = "application/json", description = "Optional"),
     security(("bearer" = ["baselines:write"])),
     responses(
         (status = 201, description = "The baseline was captured", body = BaselineCaptured),
-        (status = 400, description = "The fetch failed (the cause is named)", body = ErrorBody),
+        (status = 400, description = "The fetch failed (the cause is named), samples is not 1 to 5, or the samples differ in status or shape (the sample and the path are named)", body = ErrorBody),
         (status = 401, description = "Missing or invalid token", body = ErrorBody),
         (status = 403, description = "Token lacks baselines:write, or the role cannot capture baselines", body = ErrorBody),
         (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
@@ -110,12 +116,38 @@ pub async fn run_check_v1(
 pub async fn capture_baseline_v1(
     auth: Authed<CaptureBaselines>,
     id: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
+    let samples = samples_of(read_optional_json_body(&req, body).await?.as_ref())?;
     let captured = state
         .service
-        .capture_baseline(auth.workspace_id, id)
+        .capture_baseline_sampled(auth.workspace_id, id, samples)
         .await?;
     Ok(HttpResponse::Created().json(captured))
+}
+
+/// `samples` of a capture body: absent (or no body) is 1.
+fn samples_of(body: Option<&Value>) -> Result<u8, ApiError> {
+    let bad = || {
+        ApiError::BadRequest(format!(
+            "samples: must be an integer from 1 to {MAX_SAMPLES}"
+        ))
+    };
+    match body {
+        None => Ok(1),
+        Some(Value::Object(map)) => match map.get("samples") {
+            None | Some(Value::Null) => Ok(1),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| (1..=MAX_SAMPLES).contains(n))
+                .ok_or_else(bad),
+        },
+        Some(_) => Err(ApiError::BadRequest(
+            "request body must be a JSON object, e.g. {\"samples\": 3}".into(),
+        )),
+    }
 }

@@ -23,6 +23,46 @@ pub fn parse_id(text: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(text).map_err(|_| ApiError::NotFound)
 }
 
+/// Reads an optional JSON request body: `None` when the request has no body (no or a zero
+/// `Content-Length`, or an empty payload), else as [`read_json_body`].
+pub async fn read_optional_json_body(
+    req: &HttpRequest,
+    body: web::Payload,
+) -> Result<Option<Value>, ApiError> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared == Some(0) {
+        return Ok(None);
+    }
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES));
+    }
+    let bytes = match body.to_bytes_limited(MAX_BODY_BYTES).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return Err(ApiError::BadRequest(
+                "request body could not be read".into(),
+            ));
+        }
+        Err(_) => return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES)),
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let content_type = req.content_type().trim().to_ascii_lowercase();
+    if content_type != "application/json" && !content_type.ends_with("+json") {
+        return Err(ApiError::UnsupportedMediaType(
+            "Content-Type must be application/json".into(),
+        ));
+    }
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))
+}
+
 /// Reads a JSON request body: `application/json` or `…+json` (else 415), at most 2 MiB (else
 /// 413), valid JSON (else 400).
 pub async fn read_json_body(req: &HttpRequest, body: web::Payload) -> Result<Value, ApiError> {

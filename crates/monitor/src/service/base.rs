@@ -92,6 +92,13 @@ impl Service {
         }
     }
 
+    /// Sets the pause between the samples of a multi-sample baseline capture
+    /// (`[baseline] sample_interval_ms`; tests use a short one).
+    pub fn with_sample_interval(mut self, interval: std::time::Duration) -> Service {
+        self.monitor = self.monitor.map(|m| m.with_sample_interval(interval));
+        self
+    }
+
     /// Replaces the clock.
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Service {
         self.clock = clock;

@@ -8,8 +8,10 @@
 
 use super::base::Service;
 use super::error::ServiceError;
+use crate::monitor::MAX_SAMPLES;
 use crate::{CheckOutcome, Monitor, contract_from_openapi};
-use apidrift_model::DiffSummary;
+pub use apidrift_diff::{ChangeGroup, group_changes};
+use apidrift_model::{DiffChange, DiffSummary};
 use apidrift_store::{ResponseContract, StoreError};
 use serde::Serialize;
 use uuid::Uuid;
@@ -25,6 +27,11 @@ pub struct BaselineCaptured {
     pub captured_at: String,
     /// The captured HTTP status.
     pub status: u16,
+    /// How many samples were taken (the request's `samples`, default 1).
+    pub samples: u8,
+    /// Leaf paths whose values differed between the samples, ignored by full-mode checks until
+    /// the next capture; always present (`[]` from one sample).
+    pub volatile_paths: Vec<String>,
 }
 
 /// 200 body of an accept.
@@ -59,16 +66,34 @@ impl Service {
         }
     }
 
-    /// Captures a baseline now (D8, D13): uses no quota.
+    /// Captures a baseline now from one sample (D8, D13): uses no quota.
     pub async fn capture_baseline(
         &self,
         ws: Uuid,
         id: Uuid,
     ) -> Result<BaselineCaptured, ServiceError> {
+        self.capture_baseline_sampled(ws, id, 1).await
+    }
+
+    /// Captures a baseline now from `samples` responses (D20: 1 to [`MAX_SAMPLES`], the
+    /// monitor's sample interval apart), learning the volatile leaf paths. Uses no quota,
+    /// whatever the number of samples. Samples that differ in status or shape are
+    /// [`ServiceError::Invalid`] naming the sample and the path.
+    pub async fn capture_baseline_sampled(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        samples: u8,
+    ) -> Result<BaselineCaptured, ServiceError> {
+        if !(1..=MAX_SAMPLES).contains(&samples) {
+            return Err(ServiceError::Invalid(format!(
+                "samples: must be an integer from 1 to {MAX_SAMPLES}"
+            )));
+        }
         let baseline = self
             .monitor_for_endpoint(ws, id)
             .await?
-            .capture_baseline(ws, id)
+            .capture_baseline_sampled(ws, id, samples)
             .await
             .map_err(|e| ServiceError::from_monitor(e, "endpoint", id))?;
         let captured_at = apidrift_model::timestamp::format(baseline.captured_at)
@@ -77,6 +102,8 @@ impl Service {
             baseline_version: baseline.version,
             captured_at,
             status: baseline.status,
+            samples,
+            volatile_paths: baseline.volatile_paths,
         })
     }
 
@@ -162,6 +189,24 @@ impl Service {
                 StoreError::NotFound => ServiceError::not_found("endpoint", id),
                 other => other.into(),
             })
+    }
+
+    /// The volatile leaf paths learned by the active baseline of endpoint `id` (empty without a
+    /// baseline, or from a one-sample capture); 404 for an unknown endpoint.
+    pub async fn volatile_paths(&self, ws: Uuid, id: Uuid) -> Result<Vec<String>, ServiceError> {
+        self.get_endpoint(ws, id).await?;
+        Ok(self
+            .store
+            .active_baseline(ws, id)
+            .await?
+            .map(|b| b.volatile_paths)
+            .unwrap_or_default())
+    }
+
+    /// Changes that share a normalised path and a type, as one group each (for people: the
+    /// console's diff page). The wire form stays one change per path.
+    pub fn group_changes(&self, changes: &[DiffChange]) -> Vec<ChangeGroup> {
+        apidrift_diff::group_changes(changes)
     }
 
     /// Operator: the workspace of endpoint `id`, for CLI commands that name only the endpoint.

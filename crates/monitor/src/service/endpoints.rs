@@ -9,7 +9,7 @@
 
 use super::base::Service;
 use super::error::ServiceError;
-use apidrift_diff::IgnorePattern;
+use apidrift_diff::{IdentityRule, IgnorePattern};
 use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
@@ -81,8 +81,8 @@ impl Service {
         Ok(())
     }
 
-    /// One entry: D6 validation, `ignorePaths` through the diff engine's parser, and the plan
-    /// rule for schedules.
+    /// One entry: D6 validation, `ignorePaths` and `identityKeys` through the diff engine's
+    /// parser, and the plan rule for schedules.
     pub(crate) fn check_entry(
         &self,
         entry: &Value,
@@ -91,6 +91,10 @@ impl Service {
         let valid = validate::validate_entry(entry, &self.allow)?;
         for (i, pattern) in valid.ignore_paths.iter().enumerate() {
             IgnorePattern::parse(pattern).map_err(|e| format!("ignorePaths[{i}]: {e}"))?;
+        }
+        for (pattern, key) in &valid.identity_keys {
+            IdentityRule::parse(pattern, key)
+                .map_err(|e| format!("{}: {e}", validate::identity_key_field(pattern)))?;
         }
         if valid.schedule.is_some() && !schedules {
             return Err("schedule: requires the Starter plan or above".into());
@@ -176,6 +180,7 @@ pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointR
         timeout_ms: valid.timeout_ms,
         schedule: valid.schedule,
         ignore_paths: valid.ignore_paths,
+        identity_keys: valid.identity_keys,
         follow_redirects: valid.follow_redirects,
         retries: valid.retries,
         response_contract: None,

@@ -60,6 +60,7 @@ impl ServiceError {
             MonitorError::NoBaseline
             | MonitorError::QuotaExhausted { .. }
             | MonitorError::CaptureFailed(_)
+            | MonitorError::Unstable(_)
             | MonitorError::Endpoint(_)
             | MonitorError::Diff(_) => ServiceError::Invalid(e.to_string()),
             MonitorError::Store(s) => ServiceError::Store(s),

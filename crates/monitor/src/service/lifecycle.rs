@@ -57,6 +57,7 @@ pub const PATCH_FIELDS: &[&str] = &[
     "timeoutMs",
     "schedule",
     "ignorePaths",
+    "identityKeys",
     "followRedirects",
     "retries",
     "paused",
@@ -191,6 +192,15 @@ fn entry_of(e: &StoredEndpoint) -> Map<String, Value> {
         );
     }
     m.insert("ignorePaths".into(), e.ignore_paths.clone().into());
+    m.insert(
+        "identityKeys".into(),
+        Value::Object(
+            e.identity_keys
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        ),
+    );
     m.insert("followRedirects".into(), e.follow_redirects.into());
     m.insert("retries".into(), e.retries.into());
     m
@@ -302,6 +312,7 @@ impl Service {
         changes.timeout_ms = valid.timeout_ms;
         changes.schedule = valid.schedule;
         changes.ignore_paths = valid.ignore_paths;
+        changes.identity_keys = valid.identity_keys;
         changes.follow_redirects = valid.follow_redirects;
         changes.retries = valid.retries;
         if let Some(p) = paused {

@@ -48,7 +48,7 @@ pub mod webhooks;
 pub mod workspaces;
 
 pub use base::{Clock, Service, SystemClock};
-pub use checks::{Accepted, BaselineCaptured};
+pub use checks::{Accepted, BaselineCaptured, ChangeGroup, group_changes};
 pub use error::ServiceError;
 pub use lifecycle::{
     CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,

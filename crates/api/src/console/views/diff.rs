@@ -1,8 +1,10 @@
-//! One diff: its counts and status, the accept button, and the changes grouped and coloured by
-//! severity.
+//! One diff: its counts and status, the accept button, and the changes coloured by severity, one
+//! row per group of changes that share a normalised path and a type (a field removed from 30
+//! keyed items is one row "30 items: [id=1], …").
 
 use super::layout::{Chrome, badge, page, time};
 use apidrift_model::{DiffChange, DiffSummary, Severity};
+use apidrift_monitor::service::ChangeGroup;
 use maud::{Markup, html};
 
 /// The diff page.
@@ -10,6 +12,8 @@ use maud::{Markup, html};
 pub struct DiffView<'a> {
     pub summary: &'a DiffSummary,
     pub changes: &'a [DiffChange],
+    /// `changes` grouped by normalised path and type (`Service::group_changes`).
+    pub groups: &'a [ChangeGroup],
     /// Whether the visitor just accepted it (the redirect after the accept form says so).
     pub just_accepted: bool,
     /// Whether the visitor may accept diffs.
@@ -47,23 +51,32 @@ pub fn render(chrome: &Chrome, v: &DiffView<'_>) -> Markup {
             @if let Some(eid) = d.endpoint_id {
                 p { a href={ "/console/endpoints/" (eid) } { "Back to the endpoint" } }
             }
-            (changes(v.changes))
+            (changes(v.changes, v.groups))
         },
     )
 }
 
-/// The changes in one section per severity present, most severe first.
-fn changes(all: &[DiffChange]) -> Markup {
-    let groups: Vec<(Severity, Vec<&DiffChange>)> =
+/// Most affected items named in a group's row; the others are counted.
+const ITEMS_SHOWN: usize = 20;
+
+/// The groups in one section per severity present (a group's severity is its most severe
+/// change), most severe first.
+fn changes(all: &[DiffChange], groups: &[ChangeGroup]) -> Markup {
+    let sections: Vec<(Severity, Vec<&ChangeGroup>, usize)> =
         [Severity::Breaking, Severity::Warning, Severity::Info]
             .into_iter()
-            .map(|sev| (sev, all.iter().filter(|c| c.severity == sev).collect()))
-            .filter(|(_, group): &(Severity, Vec<&DiffChange>)| !group.is_empty())
+            .map(|sev| {
+                let in_sev: Vec<&ChangeGroup> =
+                    groups.iter().filter(|g| g.severity == sev).collect();
+                let count = in_sev.iter().map(|g| g.count()).sum();
+                (sev, in_sev, count)
+            })
+            .filter(|(_, in_sev, _)| !in_sev.is_empty())
             .collect();
     html! {
-        @for (sev, group) in &groups {
+        @for (sev, in_sev, count) in &sections {
             section aria-labelledby={ "sev-" (sev.as_str()) } {
-                h2 id={ "sev-" (sev.as_str()) } { (badge(sev.as_str())) " " (group.len()) " change(s)" }
+                h2 id={ "sev-" (sev.as_str()) } { (badge(sev.as_str())) " " (count) " change(s)" }
                 table {
                     thead { tr {
                         th scope="col" { "Path" }
@@ -73,21 +86,67 @@ fn changes(all: &[DiffChange]) -> Markup {
                         th scope="col" { "New" }
                     } }
                     tbody {
-                        @for c in group {
-                            tr {
-                                td { code { (c.path) } }
-                                td { (c.change_type.as_str()) }
-                                td { (c.message) }
-                                td { (value(c.old_value.as_ref())) (value_type(c.old_type.as_deref())) }
-                                td { (value(c.new_value.as_ref())) (value_type(c.new_type.as_deref())) }
-                            }
+                        @for g in in_sev {
+                            (group_row(all, g))
                         }
                     }
                 }
             }
         }
-        @if groups.is_empty() {
+        @if sections.is_empty() {
             p { "No changes." }
+        }
+    }
+}
+
+/// One group: a single change as it is; several as the normalised path, the count and the
+/// affected items, with the values when every change of the group has the same ones.
+fn group_row(all: &[DiffChange], g: &ChangeGroup) -> Markup {
+    let members: Vec<&DiffChange> = g.indices.iter().filter_map(|i| all.get(*i)).collect();
+    let Some(first) = members.first() else {
+        return html! {};
+    };
+    if members.len() == 1 {
+        return html! {
+            tr {
+                td { code { (first.path) } }
+                td { (first.change_type.as_str()) }
+                td { (first.message) }
+                td { (value(first.old_value.as_ref())) (value_type(first.old_type.as_deref())) }
+                td { (value(first.new_value.as_ref())) (value_type(first.new_type.as_deref())) }
+            }
+        };
+    }
+    let same = |pick: fn(&DiffChange) -> (Option<&serde_json::Value>, Option<&str>)| {
+        members.iter().all(|c| pick(c) == pick(first))
+    };
+    let old_same = same(|c| (c.old_value.as_ref(), c.old_type.as_deref()));
+    let new_same = same(|c| (c.new_value.as_ref(), c.new_type.as_deref()));
+    let hidden = g.items.len().saturating_sub(ITEMS_SHOWN);
+    html! {
+        tr class="group" {
+            td {
+                code { (g.path) }
+                br;
+                small class="items" {
+                    (g.count()) " items: "
+                    @for (i, item) in g.items.iter().take(ITEMS_SHOWN).enumerate() {
+                        @if i > 0 { ", " }
+                        code { (item) }
+                    }
+                    @if hidden > 0 { " and " (hidden) " more" }
+                }
+            }
+            td { (g.change_type.as_str()) }
+            td { (g.message) }
+            td {
+                @if old_same { (value(first.old_value.as_ref())) (value_type(first.old_type.as_deref())) }
+                @else { "varies" }
+            }
+            td {
+                @if new_same { (value(first.new_value.as_ref())) (value_type(first.new_type.as_deref())) }
+                @else { "varies" }
+            }
         }
     }
 }
@@ -122,6 +181,7 @@ mod tests {
     use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
     use super::*;
     use apidrift_model::ChangeType;
+    use apidrift_monitor::service::group_changes;
     use uuid::Uuid;
 
     fn summary(accepted: bool) -> DiffSummary {
@@ -173,6 +233,7 @@ mod tests {
             &DiffView {
                 summary: &s,
                 changes: std::slice::from_ref(&hostile),
+                groups: &group_changes(std::slice::from_ref(&hostile)),
                 just_accepted: false,
                 can_accept: true,
             },
@@ -187,7 +248,8 @@ mod tests {
             &chrome(),
             &DiffView {
                 summary: &s,
-                changes: &[hostile],
+                changes: std::slice::from_ref(&hostile),
+                groups: &group_changes(std::slice::from_ref(&hostile)),
                 just_accepted: false,
                 can_accept: true,
             },
@@ -203,6 +265,7 @@ mod tests {
             &DiffView {
                 summary: &s,
                 changes: &[],
+                groups: &[],
                 just_accepted: false,
                 can_accept: false,
             },
@@ -215,10 +278,13 @@ mod tests {
     #[test]
     fn groups_status_and_the_accept_form() {
         let s = summary(false);
-        let all = [change(Severity::Info, "i"), change(Severity::Breaking, "b")];
+        let mut all = [change(Severity::Info, "i"), change(Severity::Breaking, "b")];
+        all[0].path = "$.other".into();
+        let groups = group_changes(&all);
         let v = DiffView {
             summary: &s,
             changes: &all,
+            groups: &groups,
             just_accepted: false,
             can_accept: true,
         };
@@ -256,6 +322,7 @@ mod tests {
             &DiffView {
                 summary: &s,
                 changes: &[],
+                groups: &[],
                 just_accepted: true,
                 can_accept: true,
             },
@@ -267,5 +334,48 @@ mod tests {
         ));
         assert!(html.contains("Diff accepted"));
         assert!(html.contains("<p>No changes.</p>"));
+    }
+
+    #[test]
+    fn changes_sharing_a_normalised_path_and_type_are_one_row_with_the_items() {
+        let s = summary(false);
+        let removed = |id: u32, sev: Severity| DiffChange {
+            id: format!("c{id}"),
+            path: format!("$.users[id={id}].email"),
+            change_type: ChangeType::Removed,
+            severity: sev,
+            message: "field removed (was a string)".into(),
+            old_value: Some(serde_json::json!(format!("u{id}"))),
+            new_value: None,
+            old_type: Some("string".into()),
+            new_type: None,
+        };
+        let mut all: Vec<DiffChange> = (1..=25).map(|i| removed(i, Severity::Breaking)).collect();
+        all.push(change(Severity::Info, "other"));
+        let groups = group_changes(&all);
+        assert_eq!(groups.len(), 2);
+        let html = render(
+            &chrome(),
+            &DiffView {
+                summary: &s,
+                changes: &all,
+                groups: &groups,
+                just_accepted: false,
+                can_accept: false,
+            },
+        )
+        .into_string();
+        // One row for the 25 removals, counted in the section's heading as 25 changes.
+        assert_eq!(html.matches("<tr class=\"group\">").count(), 1, "{html}");
+        assert!(html.contains(
+            "<h2 id=\"sev-breaking\"><span class=\"badge breaking\">breaking</span> 25 change(s)</h2>"
+        ));
+        assert!(html.contains("<code>$.users[].email</code><br><small class=\"items\">25 items: <code>[id=1]</code>, <code>[id=2]</code>"));
+        assert!(html.contains("<code>[id=20]</code> and 5 more</small>"));
+        assert!(!html.contains("[id=21]"));
+        // The old values differ between the items, the new ones (none) do not.
+        assert!(html.contains("<td>varies</td><td>—</td>"));
+        // A change alone keeps its own path and values.
+        assert!(html.contains("<td><code>$.id</code></td>"));
     }
 }

@@ -25,6 +25,8 @@ pub struct EditValues {
     pub interval: String,
     /// One pattern a line.
     pub ignore_paths: String,
+    /// One `PATTERN=KEY` rule a line.
+    pub identity_keys: String,
     pub follow_redirects: bool,
     pub retries: String,
 }
@@ -93,6 +95,11 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
                 input id="interval" name="interval" type="number" min="60" max="2592000" value=(f.interval);
                 label for="ignore_paths" { "Ignored paths (one a line)" }
                 textarea id="ignore_paths" name="ignore_paths" rows="3" cols="60" { (f.ignore_paths) }
+                label for="identity_keys" {
+                    "Identity keys, full mode (one " code { "PATTERN=KEY" } " a line, e.g. "
+                    code { "$.commits=sha" } ")"
+                }
+                textarea id="identity_keys" name="identity_keys" rows="3" cols="60" { (f.identity_keys) }
                 div {
                     input type="checkbox" id="follow_redirects" name="follow_redirects" value="yes" checked[f.follow_redirects];
                     " "
@@ -175,6 +182,7 @@ mod tests {
             schedule: "DAILY".into(),
             interval: String::new(),
             ignore_paths: "$.meta\n$.ts".into(),
+            identity_keys: "$.commits=sha".into(),
             follow_redirects: true,
             retries: "2".into(),
             ..EditValues::default()
@@ -189,6 +197,9 @@ mod tests {
         assert!(html.contains("<option value=\"DAILY\" selected>daily</option>"));
         assert!(html.contains("name=\"follow_redirects\" value=\"yes\" checked>"));
         assert!(html.contains(">$.meta\n$.ts</textarea>"));
+        assert!(
+            html.contains("name=\"identity_keys\" rows=\"3\" cols=\"60\">$.commits=sha</textarea>")
+        );
         assert!(html.contains("Stored now: <strong>bearer</strong>"));
         assert!(html.contains("Headers: set. Request body: none."));
         assert!(html.contains("<option value=\"\" selected>keep the current credentials</option>"));

@@ -22,6 +22,10 @@ pub struct EndpointDetail<'a> {
     pub auth_type: &'a str,
     pub diff_mode: &'a str,
     pub baseline_version: Option<u32>,
+    /// Identity rules of full mode (pattern → key).
+    pub identity_keys: &'a std::collections::BTreeMap<String, String>,
+    /// Leaf paths the active baseline's capture learned volatile (ignored by full-mode checks).
+    pub volatile_paths: &'a [String],
     /// The attached response contract: its operation and status.
     pub response_contract: Option<(&'a str, u16)>,
     pub last_checked_at: Option<OffsetDateTime>,
@@ -84,6 +88,33 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                         None => "none yet",
                     }
                 }
+                dt { "Identity keys" }
+                dd id="identity-keys" {
+                    @if v.identity_keys.is_empty() {
+                        "none (items are paired by id, uuid, key, slug, name, code or _id)"
+                    } @else {
+                        @for (i, (pattern, key)) in v.identity_keys.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (pattern) "=" (key) }
+                        }
+                    }
+                }
+                dt { "Learned volatile paths" }
+                dd id="volatile-paths" {
+                    @if v.volatile_paths.is_empty() {
+                        "none (capture with several samples to learn them)"
+                    } @else {
+                        @for (i, path) in v.volatile_paths.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (path) }
+                        }
+                        @if v.diff_mode == "full" {
+                            " — ignored by checks until the next capture"
+                        } @else {
+                            " — ignored in full mode only"
+                        }
+                    }
+                }
                 dt { "Response contract" }
                 dd {
                     @match v.response_contract {
@@ -101,6 +132,11 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
             @if v.can_act {
                 form class="inline" method="post" action={ "/console/endpoints/" (v.id) "/baseline" } {
                     (csrf_field(&chrome.csrf))
+                    label class="inline" for="samples" { "Samples " }
+                    select id="samples" name="samples" {
+                        @for n in 1..=5u8 { option value=(n) selected[n == 1] { (n) } }
+                    }
+                    " "
                     button type="submit" { "Capture baseline" }
                 }
                 " "
@@ -215,6 +251,8 @@ mod tests {
     use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
     use super::*;
 
+    static NO_KEYS: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
     fn detail<'a>(name: &'a str, url: &'a str, history: &'a [DiffSummary]) -> EndpointDetail<'a> {
         EndpointDetail {
             id: Uuid::nil(),
@@ -226,6 +264,8 @@ mod tests {
             auth_type: "bearer",
             diff_mode: "schema",
             baseline_version: Some(3),
+            identity_keys: &NO_KEYS,
+            volatile_paths: &[],
             response_contract: Some(("GET /items", 200)),
             last_checked_at: None,
             response_time: None,
@@ -273,8 +313,14 @@ mod tests {
         let html = render(&chrome(), &v).into_string();
         assert!(html.contains(
             "<form class=\"inline\" method=\"post\" action=\"/console/endpoints/00000000-0000-0000-0000-000000000000/baseline\">\
-             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\"><button type=\"submit\">Capture baseline</button></form> "
+             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\"><label class=\"inline\" for=\"samples\">Samples </label>\
+             <select id=\"samples\" name=\"samples\"><option value=\"1\" selected>1</option><option value=\"2\">2</option>"
         ));
+        assert!(html.contains("<option value=\"5\">5</option></select> <button type=\"submit\">Capture baseline</button></form> "));
+        assert!(html.contains(
+            "<dd id=\"volatile-paths\">none (capture with several samples to learn them)</dd>"
+        ));
+        assert!(html.contains("<dd id=\"identity-keys\">none (items are paired by"));
         assert!(html.contains("Run check</button>"));
         assert!(html.contains("<dd>3</dd>"));
         assert!(html.contains("<dd>GET /items (200)</dd>"));
@@ -373,5 +419,29 @@ mod tests {
         assert!(html.contains("?checks=0#check-history\">Newer checks</a>"));
         assert!(html.contains("?checks=40#check-history\">Older checks</a>"));
         assert!(html.contains("<svg id=\"response-chart\""));
+    }
+
+    #[test]
+    fn identity_keys_and_learned_volatile_paths_are_listed_and_escaped() {
+        let keys: std::collections::BTreeMap<String, String> = [
+            ("$.commits".to_owned(), "sha".to_owned()),
+            (HOSTILE.to_owned(), "id".to_owned()),
+        ]
+        .into();
+        let paths = ["$.meta.requestId".to_owned(), HOSTILE.to_owned()];
+        let mut v = detail("a", "https://a.example/", &[]);
+        v.identity_keys = &keys;
+        v.volatile_paths = &paths;
+        v.diff_mode = "full";
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("<code>$.commits=sha</code>"), "{html}");
+        assert!(html.contains(
+            "<dd id=\"volatile-paths\"><code>$.meta.requestId</code>, <code>&lt;script&gt;"
+        ));
+        assert!(html.contains("— ignored by checks until the next capture</dd>"));
+        assert_escaped(&html);
+        v.diff_mode = "schema";
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("— ignored in full mode only</dd>"));
     }
 }

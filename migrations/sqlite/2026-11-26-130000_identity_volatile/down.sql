@@ -1,0 +1,2 @@
+ALTER TABLE baselines DROP COLUMN volatile_paths;
+ALTER TABLE endpoints DROP COLUMN identity_keys;
