@@ -9,8 +9,13 @@ use maud::{Markup, html};
 pub struct Import<'a> {
     /// The document in the form: empty, or the one just submitted.
     pub document: &'a str,
+    /// The methods ticked in the form (GET and HEAD unless the visitor chose others).
+    pub methods: Vec<&'a str>,
     pub outcome: Option<ImportOutcome<'a>>,
 }
+
+/// The methods the form offers.
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// What a submit found, or why it failed.
 #[derive(Debug)]
@@ -26,6 +31,10 @@ pub enum ImportOutcome<'a> {
 /// One operation of the document.
 #[derive(Debug)]
 pub struct Operation<'a> {
+    /// `GET /users/{id}`: the value of its checkbox.
+    pub label: String,
+    /// Whether its checkbox is ticked.
+    pub checked: bool,
     pub name: &'a str,
     pub method: &'a str,
     /// `None` without an absolute server URL.
@@ -49,22 +58,49 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
         chrome,
         html! {
             h1 { "Import an OpenAPI document" }
-            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values." }
+            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
+            @match &v.outcome {
+                Some(ImportOutcome::Listed { imported, .. }) => {
+                    @if let Some(i) = imported {
+                        p class="flash" role="status" id="import-result" {
+                            "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
+                        }
+                        @if !i.skipped.is_empty() {
+                            h2 { "Skipped" }
+                            ul id="import-skipped" {
+                                @for (name, reason) in &i.skipped { li { (name) ": " (reason) } }
+                            }
+                        }
+                    }
+                }
+                Some(ImportOutcome::Failed(message)) => (alert(message)),
+                None => {}
+            }
             form method="post" action="/console/import" {
                 (csrf_field(&chrome.csrf))
                 label for="document" { "Document" }
                 textarea id="document" name="document" rows="14" cols="80" required { (v.document) }
+                fieldset id="methods" {
+                    legend { "Methods to import" }
+                    @for m in METHODS {
+                        @let id = format!("method-{}", m.to_ascii_lowercase());
+                        input type="checkbox" id=(id) name="methods" value=(m) checked[v.methods.contains(&m)];
+                        " " label for=(id) { (m) } " "
+                    }
+                }
                 p {
                     button type="submit" name="action" value="parse" { "List operations" }
                     " "
-                    button type="submit" name="action" value="import" { "Import" }
+                    button type="submit" name="action" value="import" {
+                        @if matches!(v.outcome, Some(ImportOutcome::Listed { .. })) { "Import selected" } @else { "Import" }
+                    }
                 }
-            }
-            @match &v.outcome {
-                Some(ImportOutcome::Listed { operations, imported }) => {
+                @if let Some(ImportOutcome::Listed { operations, .. }) = &v.outcome {
+                    input type="hidden" name="listed" value="yes";
                     h2 { "Operations" }
-                    table {
+                    table id="operations" {
                         thead { tr {
+                            th scope="col" { "Import" }
                             th scope="col" { "Name" }
                             th scope="col" { "Method" }
                             th scope="col" { "URL" }
@@ -72,8 +108,12 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                             th scope="col" { "Importable" }
                         } }
                         tbody {
-                            @for c in operations {
+                            @for (i, c) in operations.iter().enumerate() {
+                                @let id = format!("op-{i}");
                                 tr {
+                                    td {
+                                        input type="checkbox" id=(id) name="operations" value=(c.label) checked[c.checked] aria-label=(c.label);
+                                    }
                                     td { (c.name) }
                                     td { (c.method) }
                                     td { code { (c.url.unwrap_or("—")) } }
@@ -88,19 +128,7 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                             }
                         }
                     }
-                    @if let Some(i) = imported {
-                        p class="flash" role="status" id="import-result" {
-                            "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
-                        }
-                        @if !i.skipped.is_empty() {
-                            ul {
-                                @for (name, reason) in &i.skipped { li { (name) ": " (reason) } }
-                            }
-                        }
-                    }
                 }
-                Some(ImportOutcome::Failed(message)) => (alert(message)),
-                None => {}
             }
         },
     )
