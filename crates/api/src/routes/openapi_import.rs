@@ -34,7 +34,7 @@ pub struct ParseRequest {
     pub import: Option<bool>,
     /// The methods to import (default `["GET", "HEAD"]`); operations of other methods are
     /// listed with the reason and skipped.
-    #[schema(example = json!(["GET", "HEAD", "POST"]))]
+    #[schema(value_type = Option<Vec<apidrift_model::HttpMethod>>, example = json!(["GET", "HEAD", "POST"]))]
     pub methods: Option<Vec<String>>,
     /// Import only these operations: `"METHOD /path"` labels (the path as the document writes
     /// it) or operationIds. Default: every operation.

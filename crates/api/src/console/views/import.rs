@@ -141,6 +141,8 @@ mod tests {
 
     fn operation<'a>(name: &'a str, url: &'a str) -> Operation<'a> {
         Operation {
+            label: format!("GET /{name}"),
+            checked: true,
             name,
             method: "GET",
             url: Some(url),
@@ -152,6 +154,7 @@ mod tests {
     fn listed<'a>(operations: Vec<Operation<'a>>, imported: Option<Imported<'a>>) -> Import<'a> {
         Import {
             document: "{}",
+            methods: vec!["GET", "HEAD"],
             outcome: Some(ImportOutcome::Listed {
                 operations,
                 imported,
@@ -166,6 +169,7 @@ mod tests {
         for v in [
             Import {
                 document: HOSTILE,
+                methods: Vec::new(),
                 outcome: None,
             },
             listed(vec![operation(HOSTILE, "https://a.example/")], None),
@@ -180,6 +184,7 @@ mod tests {
             ),
             Import {
                 document: "",
+                methods: Vec::new(),
                 outcome: Some(ImportOutcome::Failed(HOSTILE.into())),
             },
         ] {
@@ -205,16 +210,33 @@ mod tests {
         )
         .into_string();
         assert!(html.contains(
-            "<tr><td>health</td><td>GET</td><td><code>https://a.example/healthz</code></td><td>yes</td><td>yes</td></tr>"
-        ));
+            "<tr><td><input type=\"checkbox\" id=\"op-0\" name=\"operations\" value=\"GET /health\" checked aria-label=\"GET /health\"></td>\
+             <td>health</td><td>GET</td><td><code>https://a.example/healthz</code></td><td>yes</td><td>yes</td></tr>"
+        ), "{html}");
         assert!(html.contains(
-            "<tr><td>items</td><td>GET</td><td><code>—</code></td><td>no</td>\
+            "<td>items</td><td>GET</td><td><code>—</code></td><td>no</td>\
              <td>no: path parameters without example values: id</td></tr>"
         ));
         assert!(html.contains(
             "<p class=\"flash\" role=\"status\" id=\"import-result\">Created 1 endpoint(s), skipped 1.</p>\
-             <ul><li>items: needs an example</li></ul>"
+             <h2>Skipped</h2><ul id=\"import-skipped\"><li>items: needs an example</li></ul>"
         ));
+        // The method filter: GET and HEAD ticked, the others offered; the listed flag and the
+        // CSRF field ride in the same form as the operations' checkboxes.
+        assert!(html.contains(
+            "<input type=\"checkbox\" id=\"method-get\" name=\"methods\" value=\"GET\" checked>"
+        ));
+        assert!(html.contains(
+            "<input type=\"checkbox\" id=\"method-delete\" name=\"methods\" value=\"DELETE\">"
+        ));
+        assert!(html.contains("<input type=\"hidden\" name=\"listed\" value=\"yes\">"));
+        assert!(html.contains("Import selected"));
+        let form = html
+            .split("action=\"/console/import\"")
+            .nth(1)
+            .and_then(|f| f.split("</form>").next())
+            .unwrap_or("");
+        assert!(form.contains("name=\"_csrf\"") && form.contains("id=\"op-1\""));
         assert!(html.contains("required>{}</textarea>"));
     }
 }
