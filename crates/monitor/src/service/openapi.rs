@@ -27,8 +27,8 @@ use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
 use apidrift_diff::openapi::{OpenApiDocument, Operation};
-use apidrift_model::CreateEndpointsResponse;
 use apidrift_model::net::AllowList;
+use apidrift_model::{CreateEndpointsResponse, SkippedEntry};
 use apidrift_store::{EndpointFilter, PageRequest, ResponseContract};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -474,9 +474,28 @@ fn stored(c: apidrift_diff::contract::Contract) -> ResponseContract {
     }
 }
 
+/// How many operations' contracts are built and written at a time.
+const CONTRACT_BATCH: usize = 8;
+
+/// The skip reason past the plan's endpoint limit (as for `POST /endpoints`).
+const PLAN_FULL: &str = "plan endpoint limit reached";
+
+/// An entry not written because the plan is full: its own reason, else the plan's.
+fn past_limit(p: Pending) -> SkippedEntry {
+    SkippedEntry {
+        name: p.name,
+        reason: match p.row {
+            Ok(_) => PLAN_FULL.to_owned(),
+            Err(reason) => reason,
+        },
+        index: p.index,
+    }
+}
+
 /// What the first, blocking step of a request found.
 struct Parsed {
-    doc: OpenApiDocument,
+    /// Kept for an import only.
+    doc: Option<OpenApiDocument>,
     openapi: String,
     operations: Vec<Candidate>,
     selected: Vec<usize>,
@@ -527,9 +546,11 @@ impl Service {
             .map_err(|e| ServiceError::Invalid(format!("document: {e}")))?;
             let operations = candidates(&doc, &allow, methods_for_list.as_deref());
             let selected = selection(&operations, wanted.as_deref())?;
+            let openapi = doc.version().to_owned();
+            // Without an import the document is dropped here, off the HTTP workers.
             Ok(Parsed {
-                openapi: doc.version().to_owned(),
-                doc,
+                openapi,
+                doc: import.then_some(doc),
                 operations,
                 selected,
             })
@@ -541,11 +562,9 @@ impl Service {
             operations,
             selected,
         } = parsed;
-        let import = if import {
-            Some(self.import(ws, doc, &operations, &selected).await?)
-        } else {
-            drop(doc);
-            None
+        let import = match doc {
+            Some(doc) => Some(self.import(ws, doc, &operations, &selected).await?),
+            None => None,
         };
         Ok(ParseResult {
             openapi,
@@ -575,7 +594,6 @@ impl Service {
         let mut registered = self.registered(ws).await?;
         let now = self.now_millis();
         let mut pending = Vec::with_capacity(selected.len());
-        let mut contracts = Vec::new();
         for &index in selected {
             let c = &list[index];
             let row = match &c.reason {
@@ -592,38 +610,96 @@ impl Service {
                     })
                 }
             };
-            if row.is_ok() && c.has_response_contract {
-                contracts.push((pending.len(), c.label()));
-            }
-            pending.push(Pending {
-                index,
-                name: c.name.clone(),
-                row,
-            });
+            let contract = (row.is_ok() && c.has_response_contract).then(|| c.label());
+            pending.push((
+                Pending {
+                    index,
+                    name: c.name.clone(),
+                    row,
+                },
+                contract,
+            ));
         }
-        let built = off_workers(move || {
-            let built: Vec<_> = contracts
-                .into_iter()
-                .map(|(at, label)| (at, doc.contract(&label, None, None)))
-                .collect();
-            drop(doc);
-            Ok(built)
-        })
-        .await?;
-        for (at, contract) in built {
-            let Some(p) = pending.get_mut(at) else {
+        // Contracts are built and written a few rows at a time: each one holds every schema its
+        // response reaches (on Stripe's document about 0.6 MB each), so building them all before
+        // writing would hold tens of MB at once, and their encoding by the store would stall the
+        // HTTP worker that awaits it.
+        let mut doc = Some(doc);
+        let mut answer = CreateEndpointsResponse {
+            endpoints: Vec::new(),
+            created: 0,
+            scheduled: 0,
+            skipped: Vec::new(),
+        };
+        let mut full = false;
+        let mut batches = pending.into_iter().peekable();
+        while batches.peek().is_some() {
+            let batch: Vec<(Pending, Option<String>)> =
+                batches.by_ref().take(CONTRACT_BATCH).collect();
+            if full {
+                // The plan is full: the rest is skipped without building or writing anything.
+                answer
+                    .skipped
+                    .extend(batch.into_iter().map(|(p, _)| past_limit(p)));
                 continue;
+            }
+            let last = batches.peek().is_none();
+            let Some(held) = doc.take() else {
+                break;
             };
-            match contract {
-                Ok(contract) => {
-                    if let Ok(row) = &mut p.row {
-                        row.response_contract = Some(stored(contract));
-                    }
+            let (batch, kept) = off_workers(move || {
+                let batch: Vec<Pending> = batch
+                    .into_iter()
+                    .map(|(mut p, contract)| {
+                        if let (Some(label), Ok(row)) = (contract, &mut p.row) {
+                            match held.contract(&label, None, None) {
+                                Ok(c) => row.response_contract = Some(stored(c)),
+                                Err(e) => p.row = Err(format!("contract: {e}")),
+                            }
+                        }
+                        p
+                    })
+                    .collect();
+                // After the last batch the document is dropped here, off the HTTP workers.
+                Ok((batch, (!last).then_some(held)))
+            })
+            .await?;
+            doc = kept;
+            let summary: Vec<(usize, String, Option<String>)> = batch
+                .iter()
+                .map(|p| (p.index, p.name.clone(), p.row.as_ref().err().cloned()))
+                .collect();
+            match self.create_rows(ws, batch).await {
+                Ok(part) => {
+                    full = part.skipped.iter().any(|s| s.reason == PLAN_FULL);
+                    answer.created += part.created;
+                    answer.scheduled += part.scheduled;
+                    answer.endpoints.extend(part.endpoints);
+                    answer.skipped.extend(part.skipped);
                 }
-                Err(e) => p.row = Err(format!("contract: {e}")),
+                // The plan filled up between two batches (another request created endpoints).
+                Err(ServiceError::PlanLimit(_)) if answer.created > 0 => {
+                    full = true;
+                    answer
+                        .skipped
+                        .extend(summary.into_iter().map(|(index, name, err)| SkippedEntry {
+                            name,
+                            reason: err.unwrap_or_else(|| PLAN_FULL.to_owned()),
+                            index,
+                        }));
+                }
+                Err(e) => return Err(e),
             }
         }
-        self.create_rows(ws, pending).await
+        if let Some(held) = doc.take() {
+            off_workers(move || {
+                drop(held);
+                Ok(())
+            })
+            .await?;
+        }
+        answer.skipped.sort_by_key(|s| s.index);
+        Ok(answer)
     }
 
     /// The method and URL of every endpoint of the workspace.
