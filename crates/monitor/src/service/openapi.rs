@@ -29,7 +29,7 @@ use super::error::ServiceError;
 use apidrift_diff::openapi::{OpenApiDocument, Operation};
 use apidrift_model::net::AllowList;
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry};
-use apidrift_store::{EndpointFilter, PageRequest, ResponseContract};
+use apidrift_store::ResponseContract;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -475,7 +475,7 @@ fn stored(c: apidrift_diff::contract::Contract) -> ResponseContract {
 }
 
 /// How many operations' contracts are built and written at a time.
-const CONTRACT_BATCH: usize = 8;
+const CONTRACT_BATCH: usize = 2;
 
 /// The skip reason past the plan's endpoint limit (as for `POST /endpoints`).
 const PLAN_FULL: &str = "plan endpoint limit reached";
@@ -620,7 +620,7 @@ impl Service {
                 contract,
             ));
         }
-        // Contracts are built and written a few rows at a time: each one holds every schema its
+        // Contracts are built and written two rows at a time: each one holds every schema its
         // response reaches (on Stripe's document about 0.6 MB each), so building them all before
         // writing would hold tens of MB at once, and their encoding by the store would stall the
         // HTTP worker that awaits it.
@@ -704,23 +704,13 @@ impl Service {
 
     /// The method and URL of every endpoint of the workspace.
     async fn registered(&self, ws: Uuid) -> Result<HashSet<(String, String)>, ServiceError> {
-        let mut out = HashSet::new();
-        let filter = EndpointFilter::default();
-        let mut offset = 0;
-        loop {
-            let page = self
-                .store
-                .list_endpoints(ws, &filter, PageRequest { limit: 500, offset })
-                .await?;
-            let n = page.items.len();
-            for e in page.items {
-                out.insert((e.method.as_str().to_owned(), e.url));
-            }
-            if n < 500 {
-                return Ok(out);
-            }
-            offset += 500;
-        }
+        Ok(self
+            .store
+            .endpoint_keys(ws)
+            .await?
+            .into_iter()
+            .map(|(method, url)| (method.as_str().to_owned(), url))
+            .collect())
     }
 }
 
