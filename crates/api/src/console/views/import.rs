@@ -60,8 +60,8 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
             h1 { "Import an OpenAPI document" }
             p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
             @match &v.outcome {
-                Some(ImportOutcome::Listed { imported, .. }) => {
-                    @if let Some(i) = imported {
+                Some(ImportOutcome::Listed { imported: Some(i), .. }) => {
+                    {
                         p class="flash" role="status" id="import-result" {
                             "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
                         }
@@ -74,7 +74,7 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                     }
                 }
                 Some(ImportOutcome::Failed(message)) => (alert(message)),
-                None => {}
+                Some(ImportOutcome::Listed { imported: None, .. }) | None => {}
             }
             form method="post" action="/console/import" {
                 (csrf_field(&chrome.csrf))
