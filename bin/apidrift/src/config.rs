@@ -183,6 +183,9 @@ pub struct LimitSettings {
     /// The window the figures above apply to, in seconds (60; tests lengthen it so that a burst
     /// is not topped up while it is being measured).
     pub window_secs: u32,
+    /// The largest `POST /api/openapi/parse` body (and document), in bytes (32 MiB;
+    /// `APIDRIFT_LIMITS__IMPORT_MAX_BYTES`).
+    pub import_max_bytes: usize,
 }
 
 impl Default for LimitSettings {
@@ -193,6 +196,7 @@ impl Default for LimitSettings {
             creates_per_minute: 30,
             unauthenticated_per_minute: 60,
             window_secs: 60,
+            import_max_bytes: apidrift_monitor::service::DEFAULT_IMPORT_MAX_BYTES,
         }
     }
 }
@@ -552,6 +556,22 @@ mod tests {
 
         let bad = env(&[("APIDRIFT_LOG_FORMAT", "xml")]);
         assert!(load(None, &bad, &Overrides::default()).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn import_limit_from_file_and_environment() -> TestResult {
+        let s = load(None, &env(&[]), &Overrides::default())?;
+        assert_eq!(s.limits.import_max_bytes, 32 * 1024 * 1024);
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        std::fs::write(&file, "[limits]\nimport_max_bytes = 1000\n")?;
+        let s = load(Some(&file), &env(&[]), &Overrides::default())?;
+        assert_eq!(s.limits.import_max_bytes, 1000);
+        assert_eq!(s.limits.reads_per_minute, 120);
+        let e = env(&[("APIDRIFT_LIMITS__IMPORT_MAX_BYTES", "67108864")]);
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        assert_eq!(s.limits.import_max_bytes, 64 * 1024 * 1024);
         Ok(())
     }
 

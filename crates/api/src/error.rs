@@ -40,6 +40,11 @@ pub enum ApiError {
     /// 413: the body is larger than the limit.
     #[error("request body larger than {0} bytes")]
     PayloadTooLarge(usize),
+    /// 413: an OpenAPI import body larger than the import limit; names the setting to raise.
+    #[error(
+        "request body larger than the import limit of {0} bytes; raise `[limits] import_max_bytes` (APIDRIFT_LIMITS__IMPORT_MAX_BYTES) to import a larger document"
+    )]
+    DocumentTooLarge(usize),
     /// 415: the body is not JSON.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -80,7 +85,9 @@ impl ResponseError for ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge(_) | ApiError::DocumentTooLarge(_) => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -134,7 +141,7 @@ impl From<apidrift_monitor::ServiceError> for ApiError {
             S::PlanLimit(text) => ApiError::PaymentRequired(text),
             S::Forbidden(text) => ApiError::Forbidden(text),
             S::NotFound { .. } => ApiError::NotFound,
-            S::TooLarge(limit) => ApiError::PayloadTooLarge(limit),
+            S::TooLarge(limit) => ApiError::DocumentTooLarge(limit),
             e @ S::NoKey(_) => ApiError::Unavailable(e.to_string()),
             S::Store(e) => ApiError::store(e),
             other => ApiError::Internal(other.to_string()),

@@ -406,6 +406,17 @@ impl Store for PgStore {
         plain!(self, |c| queries::count_endpoints(c, workspace_id).await)
     }
 
+    async fn endpoint_keys(
+        &self,
+        workspace_id: Uuid,
+    ) -> Result<Vec<(apidrift_model::HttpMethod, String)>, StoreError> {
+        let rows: Vec<(String, String)> =
+            plain!(self, |c| queries::endpoint_keys(c, workspace_id).await)?;
+        rows.into_iter()
+            .map(|(m, url)| Ok((apidrift_store::parse_enum("endpoints.method", &m)?, url)))
+            .collect()
+    }
+
     async fn set_health(
         &self,
         workspace_id: Uuid,

@@ -351,6 +351,15 @@ fn known_total(page: PageRequest, len: usize) -> Option<u64> {
     }
 }
 
+/// The method and URL of every endpoint of the workspace (those two columns only).
+pub async fn endpoint_keys(c: &mut Conn, ws: Uuid) -> Result<Vec<(String, String)>> {
+    Ok(endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .select((endpoints::method, endpoints::url))
+        .load(c)
+        .await?)
+}
+
 pub async fn list_endpoints(
     c: &mut Conn,
     ws: Uuid,

@@ -409,6 +409,18 @@ impl Store for SqliteStore {
             .await
     }
 
+    async fn endpoint_keys(
+        &self,
+        workspace_id: Uuid,
+    ) -> Result<Vec<(apidrift_model::HttpMethod, String)>, StoreError> {
+        let rows = self
+            .run(move |c| queries::endpoint_keys(c, workspace_id))
+            .await?;
+        rows.into_iter()
+            .map(|(m, url)| Ok((apidrift_store::parse_enum("endpoints.method", &m)?, url)))
+            .collect()
+    }
+
     async fn set_health(
         &self,
         workspace_id: Uuid,

@@ -321,6 +321,14 @@ pub fn known_total(page: PageRequest, len: usize) -> Option<u64> {
     }
 }
 
+/// The method and URL of every endpoint of the workspace (those two columns only).
+pub fn endpoint_keys(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<(String, String)>> {
+    Ok(endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .select((endpoints::method, endpoints::url))
+        .load(c)?)
+}
+
 pub fn list_endpoints(
     c: &mut SqliteConnection,
     ws: Uuid,

@@ -76,7 +76,7 @@ pub use ops::*;
 pub use types::*;
 pub use users::*;
 
-use apidrift_model::{DiffDetail, DiffSummary, Health};
+use apidrift_model::{DiffDetail, DiffSummary, Health, HttpMethod};
 use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -255,6 +255,13 @@ pub trait Store:
 
     /// How many endpoints the workspace holds.
     async fn count_endpoints(&self, workspace_id: Uuid) -> Result<u64, StoreError>;
+
+    /// The method and URL of every endpoint of the workspace, and nothing else (the OpenAPI
+    /// import's `already registered`: no contract, secret or other column is read).
+    async fn endpoint_keys(
+        &self,
+        workspace_id: Uuid,
+    ) -> Result<Vec<(HttpMethod, String)>, StoreError>;
 
     /// Sets the health (and `updated_at`).
     async fn set_health(

@@ -751,6 +751,30 @@ pub async fn list_endpoints(store: Arc<dyn Store>) -> TestResult {
         .list_endpoints(new_id(), &EndpointFilter::default(), PageRequest::default())
         .await?;
     assert_eq!((page.total, page.items.len()), (0, 0));
+
+    // The method and URL of each endpoint, the workspace's only.
+    let mut keys = store.endpoint_keys(a.id).await?;
+    keys.sort();
+    let all = store
+        .list_endpoints(
+            a.id,
+            &EndpointFilter::default(),
+            PageRequest {
+                limit: 100,
+                offset: 0,
+            },
+        )
+        .await?;
+    let mut wanted: Vec<_> = all
+        .items
+        .iter()
+        .map(|e| (e.method, e.url.clone()))
+        .collect();
+    wanted.sort();
+    assert_eq!(keys.len(), 9);
+    assert_eq!(keys, wanted);
+    assert_eq!(store.endpoint_keys(b.id).await?.len(), 1);
+    assert!(store.endpoint_keys(new_id()).await?.is_empty());
     Ok(())
 }
 

@@ -11,6 +11,7 @@ mod console_lifecycle;
 mod diff_cli;
 mod env;
 mod hostile;
+mod import;
 mod lifecycle;
 mod metrics;
 mod ops;

@@ -77,7 +77,8 @@ async fn serve(
     // The one service of the process: the API, the console and the worker share it.
     let service = Arc::new(
         Service::new(store.clone(), keys, allow)?
-            .with_sample_interval(settings.baseline.sample_interval()),
+            .with_sample_interval(settings.baseline.sample_interval())
+            .with_import_max_bytes(settings.limits.import_max_bytes),
     );
     if !args.no_bootstrap
         && let Some(first) = service.bootstrap().await?
@@ -267,6 +268,11 @@ fn say(text: &str) {
 }
 
 fn rate_limits(s: &LimitSettings) -> Result<RateLimits, CliError> {
+    if s.import_max_bytes == 0 {
+        return Err(CliError(
+            "limits.import_max_bytes: must be at least 1 (default 33554432, 32 MiB)".into(),
+        ));
+    }
     let quota = |name: &str, count: u32| {
         if count == 0 || s.window_secs == 0 {
             Err(CliError(format!("limits.{name}: must be at least 1")))
@@ -298,6 +304,11 @@ mod tests {
             ..LimitSettings::default()
         };
         assert!(rate_limits(&zero).is_err());
+        let no_import = LimitSettings {
+            import_max_bytes: 0,
+            ..LimitSettings::default()
+        };
+        assert!(rate_limits(&no_import).is_err());
         Ok(())
     }
 }

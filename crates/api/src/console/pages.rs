@@ -56,8 +56,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         )
         .route("/console/probe", web::get().to(probe_form))
         .route("/console/probe", web::post().to(probe_submit))
-        .route("/console/import", web::get().to(import_form))
-        .route("/console/import", web::post().to(import_submit));
+        .service(
+            web::resource("/console/import")
+                // A pasted document, form-encoded (up to 3 bytes per byte); the service then
+                // applies the import limit to the document itself.
+                .app_data(web::PayloadConfig::new(
+                    3 * apidrift_monitor::service::DEFAULT_IMPORT_MAX_BYTES,
+                ))
+                .route(web::get().to(import_form))
+                .route(web::post().to(import_submit)),
+        );
 }
 
 pub(super) type Page = Result<HttpResponse, ApiError>;
@@ -1007,7 +1015,7 @@ async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, body: web::B
 
 fn import_page(
     s: &Session,
-    document: &str,
+    form: &ImportForm,
     result: Option<Result<apidrift_monitor::service::ParseResult, ApiError>>,
 ) -> HttpResponse {
     use actix_web::ResponseError as _;
@@ -1018,12 +1026,21 @@ fn import_page(
             operations: r
                 .operations
                 .iter()
-                .map(|c| Operation {
-                    name: &c.name,
-                    method: &c.method,
-                    url: c.url.as_deref(),
-                    has_response_contract: c.has_response_contract,
-                    not_importable: c.reason.as_deref(),
+                .map(|c| {
+                    let label = c.label();
+                    let checked = match &form.operations {
+                        Some(ticked) => ticked.contains(&label),
+                        None => c.importable,
+                    };
+                    Operation {
+                        label,
+                        checked,
+                        name: &c.name,
+                        method: &c.method,
+                        url: c.url.as_deref(),
+                        has_response_contract: c.has_response_contract,
+                        not_importable: c.reason.as_deref(),
+                    }
                 })
                 .collect(),
             imported: r.import.as_ref().map(|i| Imported {
@@ -1041,29 +1058,92 @@ fn import_page(
         }
         None => None,
     };
-    let view = Import { document, outcome };
+    let view = Import {
+        document: &form.document,
+        methods: form.methods.iter().map(String::as_str).collect(),
+        outcome,
+    };
     html(status, views::import::render(&chrome(s, "import"), &view))
+}
+
+/// What the import form sent.
+struct ImportForm {
+    document: String,
+    /// The methods ticked (GET and HEAD on a fresh form).
+    methods: Vec<String>,
+    /// The operations ticked, when the form listed them.
+    operations: Option<Vec<String>>,
+}
+
+impl ImportForm {
+    fn fresh() -> ImportForm {
+        ImportForm {
+            document: String::new(),
+            methods: apidrift_monitor::service::DEFAULT_IMPORT_METHODS
+                .iter()
+                .map(|m| (*m).to_owned())
+                .collect(),
+            operations: None,
+        }
+    }
+
+    fn of(pairs: &[(String, String)]) -> ImportForm {
+        let all = |name: &str| -> Vec<String> {
+            pairs
+                .iter()
+                .filter(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .collect()
+        };
+        ImportForm {
+            document: field(pairs, "document").unwrap_or("").to_owned(),
+            methods: all("methods"),
+            operations: (field(pairs, "listed") == Some("yes")).then(|| all("operations")),
+        }
+    }
 }
 
 async fn import_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let s = session_or_return!(state, req);
-    Ok(import_page(&s, "", None))
+    Ok(import_page(&s, &ImportForm::fresh(), None))
 }
 
+/// The import form: "List operations" parses, "Import" creates the operations ticked (every
+/// importable one when the document was not listed yet) of the methods ticked.
 async fn import_submit(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
     let s = session_or_return!(state, req);
     let pairs = form_pairs(&body);
-    let document = field(&pairs, "document").unwrap_or("").to_owned();
+    drop(body);
+    let form = ImportForm::of(&pairs);
+    let import = field(&pairs, "action") == Some("import");
     let result = async {
         check_form(&s, &req, &pairs)?;
-        let body = serde_json::json!({
-            "document": document,
-            "import": field(&pairs, "action") == Some("import"),
+        if form.methods.is_empty() {
+            return Err(ApiError::BadRequest(
+                "methods: tick at least one method to import".into(),
+            ));
+        }
+        if import && form.operations.as_ref().is_some_and(Vec::is_empty) {
+            return Err(ApiError::BadRequest(
+                "operations: tick at least one operation to import".into(),
+            ));
+        }
+        let mut body = serde_json::json!({
+            "document": form.document,
+            "import": import,
+            "methods": form.methods,
         });
-        openapi_import::run(&state, &req, &s, &body)
+        if import && let Some(ops) = &form.operations {
+            body["operations"] = serde_json::json!(ops);
+        }
+        let request = apidrift_monitor::service::ParseRequest::from_value(
+            body,
+            state.service.import_max_bytes(),
+        )?;
+        openapi_import::run(&state, &req, &s, request)
             .await
             .map(|(r, _)| r)
     }
     .await;
-    Ok(import_page(&s, &document, Some(result)))
+    Ok(import_page(&s, &form, Some(result)))
 }

@@ -66,6 +66,19 @@ pub async fn read_optional_json_body(
 /// Reads a JSON request body: `application/json` or `…+json` (else 415), at most 2 MiB (else
 /// 413), valid JSON (else 400).
 pub async fn read_json_body(req: &HttpRequest, body: web::Payload) -> Result<Value, ApiError> {
+    let bytes = read_body(req, body, MAX_BODY_BYTES, ApiError::PayloadTooLarge).await?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))
+}
+
+/// Reads a JSON request body's bytes: `application/json` or `…+json` (else 415), at most `max`
+/// bytes (else `too_large(max)`, before reading when `Content-Length` says so).
+pub async fn read_body(
+    req: &HttpRequest,
+    body: web::Payload,
+    max: usize,
+    too_large: fn(usize) -> ApiError,
+) -> Result<web::Bytes, ApiError> {
     let content_type = req.content_type().trim().to_ascii_lowercase();
     if content_type != "application/json" && !content_type.ends_with("+json") {
         return Err(ApiError::UnsupportedMediaType(
@@ -77,18 +90,14 @@ pub async fn read_json_body(req: &HttpRequest, body: web::Payload) -> Result<Val
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES));
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large(max));
     }
-    let bytes = match body.to_bytes_limited(MAX_BODY_BYTES).await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
-            return Err(ApiError::BadRequest(
-                "request body could not be read".into(),
-            ));
-        }
-        Err(_) => return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES)),
-    };
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))
+    match body.to_bytes_limited(max).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(ApiError::BadRequest(
+            "request body could not be read".into(),
+        )),
+        Err(_) => Err(too_large(max)),
+    }
 }

@@ -4,49 +4,60 @@
 //!
 //! The candidates and the import are the service's (`apidrift_monitor::service::openapi`).
 //!
-//! Order of checks: session (401) → CSRF (403) → role (member or above to import, any role to
-//! parse) (403) → the `creates` budget (429, import only) → the body (400) → the workspace's plan
-//! (402) and each entry on its own (D6 reasons in `skipped`).
+//! Order of checks: session (401) → CSRF (403) → the body's size (413, read up to the import
+//! limit, never more) and fields (400) → role (member or above to import, any role to parse)
+//! (403) → the `creates` budget (429, import only) → the document (400) → the workspace's plan
+//! (402) and each entry on its own (D6 reasons in `skipped`). The body and the document are
+//! parsed on the blocking pool: the HTTP workers keep answering meanwhile.
 
 use crate::console::session::{ApiSession, Session};
 use crate::error::ApiError;
 use crate::ratelimit::Class;
 use crate::routes::probe::take_budget;
-use crate::routes::read_json_body;
+use crate::routes::read_body;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use apidrift_model::{ErrorBody, Role};
-use apidrift_monitor::service::{ParseResult, wants_import};
+use apidrift_monitor::service::{ParseRequest as ImportRequest, ParseResult};
 use serde_json::Value;
 
-/// Request body: `{"document": "<JSON or YAML text>" | {…}, "import": false}`.
+/// Request body: `{"document": "<JSON or YAML text>" | {…}, "import": false, "methods": […],
+/// "operations": […]}`.
 #[derive(Debug, utoipa::ToSchema)]
 #[allow(dead_code)]
 pub struct ParseRequest {
-    /// The OpenAPI document: its text (JSON or YAML) or the JSON object itself.
+    /// The OpenAPI document: its text (JSON or YAML) or the JSON object itself. The whole body
+    /// may be up to 32 MiB (`[limits] import_max_bytes`).
     #[schema(value_type = Object)]
     pub document: Value,
     /// Create the importable candidates as endpoints.
     pub import: Option<bool>,
+    /// The methods to import (default `["GET", "HEAD"]`); operations of other methods are
+    /// listed with the reason and skipped.
+    #[schema(value_type = Option<Vec<apidrift_model::HttpMethod>>, example = json!(["GET", "HEAD", "POST"]))]
+    pub methods: Option<Vec<String>>,
+    /// Import only these operations: `"METHOD /path"` labels (the path as the document writes
+    /// it) or operationIds. Default: every operation.
+    #[schema(example = json!(["GET /users", "getUser"]))]
+    pub operations: Option<Vec<String>>,
 }
 
-/// Parses (and with `import: true` imports) a document for a session whose CSRF was checked:
-/// the flag first, then (import only) the role and the `creates` budget, then the service.
+/// Parses (and with `import: true` imports) a request whose fields were read and whose CSRF was
+/// checked: then (import only) the role and the `creates` budget, then the service.
 /// Returns the result and whether anything was created.
 pub(crate) async fn run(
     state: &AppState,
     req: &HttpRequest,
     session: &Session,
-    body: &Value,
+    request: ImportRequest,
 ) -> Result<(ParseResult, bool), ApiError> {
-    let import = wants_import(body)?;
-    if import {
+    if request.import() {
         session.require(Role::Member, "create endpoints")?;
         take_budget(state, req, session.workspace_id(), Class::Creates).await?;
     }
     let result = state
         .service
-        .openapi(session.workspace_id(), body, import)
+        .openapi(session.workspace_id(), request)
         .await?;
     let created = result.import.as_ref().is_some_and(|r| r.created > 0);
     Ok((result, created))
@@ -63,11 +74,12 @@ pub(crate) async fn run(
     responses(
         (status = 200, description = "The operations as candidate endpoints (and, on import, nothing created)", body = ParseResult),
         (status = 201, description = "Imported: at least one endpoint was created (see import.created, import.skipped)", body = ParseResult),
-        (status = 400, description = "Not an OpenAPI 3.0/3.1 document (JSON or YAML), or a malformed body", body = ErrorBody),
+        (status = 400, description = "Not an OpenAPI 3.0/3.1 document (JSON or YAML), a malformed body, or `methods`/`operations` naming something unknown", body = ErrorBody),
         (status = 401, description = "No active console session", body = ErrorBody),
         (status = 402, description = "Import: the workspace plan's endpoint limit is already reached", body = ErrorBody),
         (status = 403, description = "Cross-origin request, missing X-CSRF-Token, or a viewer importing", body = ErrorBody),
-        (status = 413, description = "Body larger than 2 MiB or document larger than 1 MiB", body = ErrorBody),
+        (status = 413, description = "Body larger than the import limit (32 MiB unless `[limits] import_max_bytes` says otherwise); the error names the limit and the setting", body = ErrorBody),
+        (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
         (status = 429, description = "Rate limit exceeded (creates class)", body = ErrorBody),
     )
 )]
@@ -80,8 +92,10 @@ pub async fn parse_openapi(
 ) -> Result<HttpResponse, ApiError> {
     let session = session.0;
     session.check_csrf(&req, None)?;
-    let body = read_json_body(&req, body).await?;
-    let (result, created) = run(&state, &req, &session, &body).await?;
+    let max = state.service.import_max_bytes();
+    let bytes = read_body(&req, body, max, ApiError::DocumentTooLarge).await?;
+    let request = state.service.read_parse_request(bytes).await?;
+    let (result, created) = run(&state, &req, &session, request).await?;
     Ok(if created {
         HttpResponse::Created().json(result)
     } else {

@@ -41,6 +41,8 @@ pub struct Service {
     /// When this process last recorded each token's use (`lastUsedAt` is written at most once a
     /// minute per token).
     pub(super) touched: Mutex<HashMap<Uuid, Instant>>,
+    /// The largest OpenAPI import request body (and document), in bytes.
+    pub(super) import_max_bytes: usize,
 }
 
 impl std::fmt::Debug for Service {
@@ -89,6 +91,7 @@ impl Service {
             monitor,
             clock: Arc::new(SystemClock),
             touched: Mutex::new(HashMap::new()),
+            import_max_bytes: super::openapi::DEFAULT_IMPORT_MAX_BYTES,
         }
     }
 

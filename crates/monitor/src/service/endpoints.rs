@@ -125,11 +125,21 @@ impl Service {
                 }),
             }
         }
+        // At most MAX_BULK_ENDPOINTS rows per store call (one transaction each): a create body
+        // never has more, an OpenAPI import may.
         let mut created = Vec::new();
-        if !rows.is_empty() {
+        let mut names = names.into_iter();
+        let mut rows = rows.into_iter().peekable();
+        while rows.peek().is_some() {
+            let chunk: Vec<NewEndpointRow> = rows
+                .by_ref()
+                .take(apidrift_store::MAX_BULK_ENDPOINTS)
+                .collect();
+            let sent = chunk.len();
+            let chunk_names: Vec<(usize, String)> = names.by_ref().take(sent).collect();
             let result = self
                 .store
-                .create_endpoints(ws, rows)
+                .create_endpoints(ws, chunk)
                 .await
                 .map_err(|e| match e {
                     apidrift_store::StoreError::NotFound => {
@@ -137,17 +147,28 @@ impl Service {
                     }
                     other => other.into(),
                 })?;
-            if result.created.is_empty() && result.limit_already_reached() {
+            if created.is_empty() && result.created.is_empty() && result.limit_already_reached() {
                 return Err(limit_reached(result.endpoint_limit.unwrap_or_default()));
             }
-            for (index, name) in names.into_iter().skip(result.created.len()) {
+            let full = result.created.len() < sent;
+            for (index, name) in chunk_names.into_iter().skip(result.created.len()) {
                 skipped.push(SkippedEntry {
                     name,
                     reason: "plan endpoint limit reached".into(),
                     index,
                 });
             }
-            created = result.created;
+            created.extend(result.created);
+            if full {
+                for (index, name) in names.by_ref() {
+                    skipped.push(SkippedEntry {
+                        name,
+                        reason: "plan endpoint limit reached".into(),
+                        index,
+                    });
+                }
+                break;
+            }
         }
         skipped.sort_by_key(|s| s.index);
         let scheduled = created.iter().filter(|e| e.schedule.is_some()).count();

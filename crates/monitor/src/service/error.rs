@@ -26,8 +26,11 @@ pub enum ServiceError {
     /// The row exists already (e.g. a user with that e-mail).
     #[error("{0}")]
     Conflict(String),
-    /// A document larger than the limit (HTTP 413).
-    #[error("document larger than {0} bytes")]
+    /// An OpenAPI import body or document larger than the limit (HTTP 413); the text names the
+    /// setting that raises it.
+    #[error(
+        "the document is larger than the import limit of {0} bytes; raise `[limits] import_max_bytes` (APIDRIFT_LIMITS__IMPORT_MAX_BYTES) to import a larger one"
+    )]
     TooLarge(usize),
     /// No sealing key is configured, so secrets cannot be sealed or opened (HTTP 503). The text
     /// says what cannot be done.

@@ -53,7 +53,9 @@ pub use error::ServiceError;
 pub use lifecycle::{
     CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,
 };
-pub use openapi::{Candidate, MAX_DOCUMENT_BYTES, ParseResult, wants_import};
+pub use openapi::{
+    Candidate, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult,
+};
 pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};

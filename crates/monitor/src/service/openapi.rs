@@ -1,33 +1,50 @@
-//! The OpenAPI import (D15, D10, D6): the operations of an OpenAPI 3.0/3.1 document (JSON or
+//! The OpenAPI import (D15, D10, D6, D22): the operations of an OpenAPI 3.0/3.1 document (JSON or
 //! YAML) as candidate endpoints, and with `"import": true` their creation with `authType` none
-//! and their response contracts attached, answering like registering endpoints.
+//! and their response contracts attached, through the same registration as `POST /endpoints`.
 //!
-//! Candidates: every operation under `paths` (get, post, put, patch, delete, head, options), by
-//! path then method; `name` is the `operationId`, else the `summary`, else `METHOD /path`; `url` is
-//! `servers[0].url` (its `{variables}` replaced by their defaults) followed by the path. A path
-//! template with parameters is importable only when every path parameter has an example
-//! (`example`, `schema.example` or the first of `examples`); otherwise it is listed with
-//! `importable: false` and, on import, skipped with the reason.
+//! Candidates: every operation under `paths`, by path then method; `name` is the `operationId`,
+//! else the `summary`, else `METHOD /path`; `url` is `servers[0].url` (its `{variables}` replaced
+//! by their defaults) followed by the path. A path template with parameters is importable only
+//! when every path parameter has an example (`example`, `schema.example` or the first of
+//! `examples`).
 //!
-//! Order: the `import` flag (400; read first with [`wants_import`], so that the front door can
-//! check the caller's role and budget before the document), the document (400, 413), then on
-//! import the workspace's plan (402) and each entry on its own (D6 reasons in `skipped`).
+//! Which operations an import creates: those whose method is in `"methods"` (default GET and
+//! HEAD: the others are listed with the reason and the way to opt in), restricted to
+//! `"operations"` (labels `GET /users` or operationIds) when given, minus those whose method and
+//! URL are already registered in the workspace (`already registered`).
+//!
+//! Size (D22): the document is parsed ONCE per request, on the blocking pool (never on an HTTP
+//! worker), from the request body (at most [`DEFAULT_IMPORT_MAX_BYTES`] unless configured); its
+//! operations are listed from that one parse ([`OpenApiDocument`]) and each contract keeps only
+//! the schemas its response reaches. The document is dropped before the rows are written.
+//!
+//! Order: the body (400, 413), the `import` flag, `methods` and `operations` (400; read first
+//! with [`ParseRequest::from_json`], so that the front door can check the caller's role and
+//! budget before the document), the document (400), then on import the workspace's plan (402)
+//! and each entry on its own (D6 reasons in `skipped`).
 
 use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
-use apidrift_model::CreateEndpointsResponse;
+use apidrift_diff::openapi::{OpenApiDocument, Operation};
 use apidrift_model::net::AllowList;
-use apidrift_model::validate;
+use apidrift_model::{CreateEndpointsResponse, SkippedEntry};
+use apidrift_store::ResponseContract;
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::sync::Arc;
 use uuid::Uuid;
 
-/// Largest document accepted (its text, JSON or YAML).
-pub const MAX_DOCUMENT_BYTES: usize = 1024 * 1024;
+/// Largest request body (and document) accepted by default: 32 MiB (`[limits] import_max_bytes`).
+pub const DEFAULT_IMPORT_MAX_BYTES: usize = 32 * 1024 * 1024;
 
-const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+/// The methods imported when the request does not name any.
+pub const DEFAULT_IMPORT_METHODS: [&str; 2] = ["GET", "HEAD"];
+
+/// The methods an endpoint may have (D6).
+const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// One operation of the document as a candidate endpoint.
 #[derive(Debug, Clone, Serialize)]
@@ -39,16 +56,27 @@ pub struct Candidate {
     pub method: String,
     /// The path template as written in the document.
     pub path: String,
+    /// The operation's `operationId`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
     /// `servers[0].url` + the path, example values filled in; `null` when there is no absolute
     /// server URL.
     pub url: Option<String>,
     /// Whether the operation defines a JSON response schema usable as a contract (D10).
     pub has_response_contract: bool,
-    /// Whether the candidate can be imported as it is.
+    /// Whether an import with the same `methods` would create it (unless its method and URL are
+    /// already registered).
     pub importable: bool,
-    /// Why it cannot, when it cannot.
+    /// Why it would not, when it would not, saying what to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl Candidate {
+    /// `GET /users/{id}`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
 }
 
 /// Answer of `POST /api/openapi/parse`.
@@ -58,19 +86,147 @@ pub struct Candidate {
 pub struct ParseResult {
     /// The document's `openapi` version.
     pub openapi: String,
+    /// The methods an import takes (the request's `methods`, else GET and HEAD).
+    pub methods: Vec<String>,
     pub operations: Vec<Candidate>,
-    /// Present with `"import": true`: the `POST /endpoints` answer.
+    /// Present with `"import": true`: the `POST /endpoints` answer; `index` in `skipped` is the
+    /// operation's position in `operations`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub import: Option<CreateEndpointsResponse>,
 }
 
-/// The `import` flag of a parse request body: absent or `null` is false.
-pub fn wants_import(body: &Value) -> Result<bool, ServiceError> {
-    match body.get("import") {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(ServiceError::Invalid("import: must be a boolean".into())),
+/// A parse request, its fields checked, its document not parsed yet.
+#[derive(Debug)]
+pub struct ParseRequest {
+    document: Document,
+    import: bool,
+    /// Upper-case, checked; `None`: GET and HEAD.
+    methods: Option<Vec<String>>,
+    /// Labels or operationIds; `None`: every operation.
+    operations: Option<Vec<String>>,
+}
+
+#[derive(Debug)]
+enum Document {
+    Text(String),
+    Object(Value),
+}
+
+impl ParseRequest {
+    /// Reads a request body `{"document": text | object, "import"?, "methods"?, "operations"?}`
+    /// of at most `max` bytes. CPU-bound on a large body: run it on the blocking pool
+    /// ([`Service::read_parse_request`]).
+    pub fn from_json(bytes: &[u8], max: usize) -> Result<ParseRequest, ServiceError> {
+        if bytes.len() > max {
+            return Err(ServiceError::TooLarge(max));
+        }
+        let body: Value = serde_json::from_slice(bytes)
+            .map_err(|e| ServiceError::Invalid(format!("request body is not valid JSON: {e}")))?;
+        ParseRequest::from_value(body, max)
     }
+
+    /// The same from a body already parsed (the console's form).
+    pub fn from_value(body: Value, max: usize) -> Result<ParseRequest, ServiceError> {
+        let Value::Object(mut map) = body else {
+            return Err(ServiceError::Invalid(
+                "request body: must be a JSON object: {\"document\": …, \"import\": false}".into(),
+            ));
+        };
+        let import = match map.get("import") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(ServiceError::Invalid("import: must be a boolean".into())),
+        };
+        let methods = match strings(map.get("methods"), "methods", METHODS_HINT)? {
+            None => None,
+            Some(list) => {
+                let mut out: Vec<String> = Vec::with_capacity(list.len());
+                for m in list {
+                    let upper = m.trim().to_ascii_uppercase();
+                    if !METHODS.contains(&upper.as_str()) {
+                        return Err(ServiceError::Invalid(format!(
+                            "methods: {m:?} is not one of {}",
+                            METHODS.join(", ")
+                        )));
+                    }
+                    if !out.contains(&upper) {
+                        out.push(upper);
+                    }
+                }
+                Some(out)
+            }
+        };
+        let operations = strings(map.get("operations"), "operations", OPERATIONS_HINT)?;
+        let document = match map.remove("document") {
+            None | Some(Value::Null) => {
+                return Err(ServiceError::Invalid("document: required".into()));
+            }
+            Some(Value::String(text)) if text.len() > max => {
+                return Err(ServiceError::TooLarge(max));
+            }
+            Some(Value::String(text)) => Document::Text(text),
+            Some(object @ Value::Object(_)) => Document::Object(object),
+            Some(_) => {
+                return Err(ServiceError::Invalid(
+                    "document: must be the document's text (JSON or YAML) or a JSON object".into(),
+                ));
+            }
+        };
+        Ok(ParseRequest {
+            document,
+            import,
+            methods,
+            operations,
+        })
+    }
+
+    /// Whether the request asks to create the candidates.
+    pub fn import(&self) -> bool {
+        self.import
+    }
+}
+
+const METHODS_HINT: &str = "e.g. [\"GET\", \"HEAD\", \"POST\"]";
+const OPERATIONS_HINT: &str = "of \"METHOD /path\" labels or operationIds, e.g. [\"GET /users\"]";
+
+/// An optional array of non-empty strings.
+fn strings(
+    value: Option<&Value>,
+    field: &str,
+    hint: &str,
+) -> Result<Option<Vec<String>>, ServiceError> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(list)) if !list.is_empty() => list,
+        Some(Value::Array(_)) => {
+            return Err(ServiceError::Invalid(format!(
+                "{field}: must not be empty (leave it out for the default)"
+            )));
+        }
+        Some(_) => {
+            return Err(ServiceError::Invalid(format!(
+                "{field}: must be an array {hint}"
+            )));
+        }
+    };
+    list.iter()
+        .map(|v| match v {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
+            _ => Err(ServiceError::Invalid(format!(
+                "{field}: must be an array {hint}"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Runs CPU-bound work on the blocking pool, so that the HTTP workers keep answering.
+async fn off_workers<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ServiceError> + Send + 'static,
+) -> Result<T, ServiceError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ServiceError::Internal(format!("OpenAPI import task failed: {e}")))?
 }
 
 /// Percent-encodes a path parameter's example value.
@@ -86,38 +242,23 @@ fn path_param(text: &str) -> String {
     out
 }
 
-/// The document as text and parsed.
-pub(crate) fn document_of(body: &Value) -> Result<(String, Value), ServiceError> {
-    let doc = body
-        .get("document")
-        .ok_or_else(|| ServiceError::Invalid("document: required".into()))?;
-    let text = match doc {
-        Value::String(s) => s.clone(),
-        Value::Object(_) => doc.to_string(),
-        _ => {
-            return Err(ServiceError::Invalid(
-                "document: must be the document's text (JSON or YAML) or a JSON object".into(),
-            ));
-        }
+/// `servers[0].url` with its variables' defaults, or why there is no absolute base URL (saying
+/// what to do).
+fn server_url(doc: &Value) -> Result<String, String> {
+    let Some(server) = doc.get("servers").and_then(|s| s.get(0)) else {
+        return Err(
+            "servers: the document names no server; add its absolute URL (e.g. \
+                    `servers: [{url: \"https://api.example.com\"}]`) and import again"
+                .into(),
+        );
     };
-    if text.len() > MAX_DOCUMENT_BYTES {
-        return Err(ServiceError::TooLarge(MAX_DOCUMENT_BYTES));
-    }
-    let parsed = apidrift_diff::contract::parse_openapi(&text)
-        .map_err(|e| ServiceError::Invalid(format!("document: {e}")))?;
-    let version = parsed.get("openapi").and_then(Value::as_str).unwrap_or("");
-    if !(version.starts_with("3.0") || version.starts_with("3.1")) {
-        return Err(ServiceError::Invalid(
-            "document: only OpenAPI 3.0 and 3.1 documents are supported (field openapi)".into(),
-        ));
-    }
-    Ok((text, parsed))
-}
-
-/// `servers[0].url` with its variables' defaults, when it is absolute.
-fn server_url(doc: &Value) -> Option<String> {
-    let server = doc.get("servers")?.get(0)?;
-    let mut url = server.get("url")?.as_str()?.to_owned();
+    let Some(mut url) = server.get("url").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(
+            "servers: the first server has no `url`; give it the API's absolute URL \
+                    and import again"
+                .into(),
+        );
+    };
     if let Some(vars) = server.get("variables").and_then(Value::as_object) {
         for (name, var) in vars {
             if let Some(default) = var.get("default").and_then(Value::as_str) {
@@ -126,8 +267,19 @@ fn server_url(doc: &Value) -> Option<String> {
         }
     }
     let lower = url.to_ascii_lowercase();
-    (lower.starts_with("http://") || lower.starts_with("https://"))
-        .then(|| url.trim_end_matches('/').to_owned())
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        Ok(url.trim_end_matches('/').to_owned())
+    } else {
+        Err(format!(
+            "servers: the first server URL {url:?} is not absolute; make it one \
+             (e.g. \"https://api.example.com{}\") and import again",
+            if url.starts_with('/') {
+                url.as_str()
+            } else {
+                ""
+            }
+        ))
+    }
 }
 
 fn example_of(param: &Value) -> Option<String> {
@@ -149,7 +301,7 @@ fn example_of(param: &Value) -> Option<String> {
     }
 }
 
-/// Resolves a `$ref` to a parameter within the document.
+/// Resolves a local `$ref` (a path item or a parameter) within the document.
 fn deref<'v>(doc: &'v Value, v: &'v Value) -> &'v Value {
     match v.get("$ref").and_then(Value::as_str) {
         Some(r) => r
@@ -161,11 +313,17 @@ fn deref<'v>(doc: &'v Value, v: &'v Value) -> &'v Value {
 }
 
 /// Fills the path's `{parameters}` from examples: the filled path, or the names without one.
-fn fill_path(doc: &Value, path: &str, item: &Value, op: &Value) -> Result<String, Vec<String>> {
-    let mut examples = std::collections::HashMap::new();
-    for list in [item.get("parameters"), op.get("parameters")]
+fn fill_path(doc: &Value, path: &str, method: &str) -> Result<String, Vec<String>> {
+    let item = doc
+        .get("paths")
+        .and_then(|p| p.get(path))
+        .map(|item| deref(doc, item));
+    let op = item.and_then(|i| i.get(method.to_ascii_lowercase()));
+    let mut examples = HashMap::new();
+    for list in [item, op]
         .into_iter()
         .flatten()
+        .filter_map(|v| v.get("parameters"))
         .filter_map(Value::as_array)
     {
         for p in list {
@@ -203,126 +361,356 @@ fn fill_path(doc: &Value, path: &str, item: &Value, op: &Value) -> Result<String
     }
 }
 
+/// Why an operation of `method` is not imported with `methods` (`None`: the default).
+fn method_reason(method: &str, methods: Option<&[String]>) -> Option<String> {
+    match methods {
+        None if DEFAULT_IMPORT_METHODS.contains(&method) => None,
+        None => Some(format!(
+            "method: only GET and HEAD are imported by default; pass \"methods\": \
+             [\"GET\", \"HEAD\", \"{method}\"] to include {method}"
+        )),
+        Some(list) if list.iter().any(|m| m == method) => None,
+        Some(_) => Some(format!(
+            "method: {method} is not in \"methods\"; add it there to include it"
+        )),
+    }
+}
+
 /// Every operation of the document as a candidate. A candidate is importable when the import
-/// would create it: a URL with every path parameter filled in that passes the create rules (D6,
-/// the outbound allow-list `allow` included); otherwise `reason` is the skip reason the import
-/// would give.
-pub fn candidates(text: &str, doc: &Value, allow: &AllowList) -> Vec<Candidate> {
-    let base = server_url(doc);
-    let mut out = Vec::new();
-    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
-        return out;
-    };
-    for (path, item) in paths {
-        for method in METHODS {
-            let Some(op) = item.get(method) else { continue };
-            let upper = method.to_ascii_uppercase();
+/// would create it (unless already registered): a method in `methods`, a URL with every path
+/// parameter filled in that passes the create rules (D6, the outbound allow-list `allow`
+/// included); otherwise `reason` is the skip reason the import would give.
+pub fn candidates(
+    doc: &OpenApiDocument,
+    allow: &AllowList,
+    methods: Option<&[String]>,
+) -> Vec<Candidate> {
+    let root = doc.value();
+    let base = server_url(root);
+    doc.operations()
+        .into_iter()
+        .map(|op: Operation| {
+            let has_response_contract = op.has_json_schema();
             let name = op
-                .get("operationId")
-                .or_else(|| op.get("summary"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.trim().is_empty())
-                .map_or_else(|| format!("{upper} {path}"), str::to_owned);
-            let has_response_contract =
-                crate::contract_from_openapi(text, &format!("{upper} {path}"), None).is_ok();
-            let (url, reason) = match (&base, fill_path(doc, path, item, op)) {
-                (None, _) => (
-                    None,
-                    Some("servers: the document names no absolute server URL".to_owned()),
-                ),
-                (Some(b), Ok(filled)) => (Some(format!("{b}{filled}")), None),
-                (Some(b), Err(missing)) => (
-                    Some(format!("{b}{path}")),
+                .operation_id
+                .clone()
+                .or_else(|| op.summary.clone())
+                .unwrap_or_else(|| op.label());
+            let name: String = name.chars().take(200).collect();
+            let (url, mut reason) = match (&base, fill_path(root, &op.path, &op.method)) {
+                (Err(why), _) => (None, Some(why.clone())),
+                (Ok(b), Ok(filled)) => (Some(format!("{b}{filled}")), None),
+                (Ok(b), Err(missing)) => (
+                    Some(format!("{b}{}", op.path)),
                     Some(format!(
-                        "path parameters without example values: {}",
+                        "path parameters without example values: {}; add an `example` to each \
+                         and import again",
                         missing.join(", ")
                     )),
                 ),
             };
-            let name: String = name.chars().take(200).collect();
+            if let Some(why) = method_reason(&op.method, methods) {
+                reason = Some(why);
+            }
             let reason = reason.or_else(|| {
-                let entry = json!({ "name": name, "url": url, "method": upper });
-                validate::validate_entry(&entry, allow).err()
+                let entry = json!({ "name": name, "url": url, "method": op.method });
+                apidrift_model::validate::validate_entry(&entry, allow).err()
             });
-            out.push(Candidate {
+            Candidate {
                 name,
-                method: upper,
-                path: path.clone(),
+                method: op.method,
+                path: op.path,
+                operation_id: op.operation_id,
                 url,
                 has_response_contract,
                 importable: reason.is_none(),
                 reason,
-            });
+            }
+        })
+        .collect()
+}
+
+/// The positions in `list` the request's `operations` select (all when `None`), or which one
+/// names no operation.
+fn selection(list: &[Candidate], wanted: Option<&[String]>) -> Result<Vec<usize>, ServiceError> {
+    let Some(wanted) = wanted else {
+        return Ok((0..list.len()).collect());
+    };
+    let mut chosen = HashSet::new();
+    for w in wanted {
+        let (method, path) = match w.split_once(char::is_whitespace) {
+            Some((m, p)) => (m.to_ascii_uppercase(), p.trim()),
+            None => (String::new(), ""),
+        };
+        let matches = |c: &Candidate| {
+            (c.method == method && c.path == path) || c.operation_id.as_deref() == Some(w)
+        };
+        let mut found = false;
+        for (i, c) in list.iter().enumerate() {
+            if matches(c) {
+                found = true;
+                chosen.insert(i);
+            }
+        }
+        if !found {
+            return Err(ServiceError::Invalid(format!(
+                "operations: {w:?} is not an operation of the document; name it \"METHOD /path\" \
+                 as the document writes the path, or by its operationId"
+            )));
         }
     }
-    out
+    let mut out: Vec<usize> = chosen.into_iter().collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The stored form of a contract built from the document.
+fn stored(c: apidrift_diff::contract::Contract) -> ResponseContract {
+    ResponseContract {
+        operation: c.operation(),
+        // A range key (`2XX`) or `default` is checked as 200, like a contract attached by hand.
+        status: c.status.parse::<u16>().unwrap_or(200),
+        schema: c.schema,
+    }
+}
+
+/// How many operations' contracts are built and written at a time.
+const CONTRACT_BATCH: usize = 2;
+
+/// The skip reason past the plan's endpoint limit (as for `POST /endpoints`).
+const PLAN_FULL: &str = "plan endpoint limit reached";
+
+/// An entry not written because the plan is full: its own reason, else the plan's.
+fn past_limit(p: Pending) -> SkippedEntry {
+    SkippedEntry {
+        name: p.name,
+        reason: match p.row {
+            Ok(_) => PLAN_FULL.to_owned(),
+            Err(reason) => reason,
+        },
+        index: p.index,
+    }
+}
+
+/// What the first, blocking step of a request found.
+struct Parsed {
+    /// Kept for an import only.
+    doc: Option<OpenApiDocument>,
+    openapi: String,
+    operations: Vec<Candidate>,
+    selected: Vec<usize>,
 }
 
 impl Service {
-    /// Parses the document of a parse request body (`{"document": text | object, "import"?}`)
-    /// into candidates; with `import`, creates the importable ones in workspace `ws` (D6 rules:
-    /// plan limit, validation per entry, one transaction). The caller has read the flag with
-    /// [`wants_import`] and checked that the caller may create endpoints.
+    /// The largest parse request body (and document) accepted, in bytes.
+    pub fn import_max_bytes(&self) -> usize {
+        self.import_max_bytes
+    }
+
+    /// Sets [`Service::import_max_bytes`] (`[limits] import_max_bytes`).
+    pub fn with_import_max_bytes(mut self, max: usize) -> Service {
+        self.import_max_bytes = max;
+        self
+    }
+
+    /// [`ParseRequest::from_json`] on the blocking pool, with this service's size limit.
+    pub async fn read_parse_request(
+        &self,
+        body: bytes::Bytes,
+    ) -> Result<ParseRequest, ServiceError> {
+        let max = self.import_max_bytes;
+        off_workers(move || ParseRequest::from_json(&body, max)).await
+    }
+
+    /// Parses the request's document into candidates; with `import`, creates the selected,
+    /// importable ones in workspace `ws` (D6 rules: plan limit, validation per entry). The caller
+    /// has checked that the caller may create endpoints when [`ParseRequest::import`] is true.
     pub async fn openapi(
         &self,
         ws: Uuid,
-        body: &Value,
-        import: bool,
+        request: ParseRequest,
     ) -> Result<ParseResult, ServiceError> {
-        let (text, doc) = document_of(body)?;
-        let operations = candidates(&text, &doc, &self.allow);
-        let import = if import {
-            Some(self.import(ws, &text, &operations).await?)
-        } else {
-            None
+        let ParseRequest {
+            document,
+            import,
+            methods,
+            operations: wanted,
+        } = request;
+        let allow = Arc::clone(&self.allow);
+        let methods_for_list = methods.clone();
+        let parsed = off_workers(move || {
+            let doc = match document {
+                Document::Text(text) => OpenApiDocument::parse(text.as_bytes()),
+                Document::Object(value) => OpenApiDocument::from_value(value),
+            }
+            .map_err(|e| ServiceError::Invalid(format!("document: {e}")))?;
+            let operations = candidates(&doc, &allow, methods_for_list.as_deref());
+            let selected = selection(&operations, wanted.as_deref())?;
+            let openapi = doc.version().to_owned();
+            // Without an import the document is dropped here, off the HTTP workers.
+            Ok(Parsed {
+                openapi,
+                doc: import.then_some(doc),
+                operations,
+                selected,
+            })
+        })
+        .await?;
+        let Parsed {
+            doc,
+            openapi,
+            operations,
+            selected,
+        } = parsed;
+        let import = match doc {
+            Some(doc) => Some(self.import(ws, doc, &operations, &selected).await?),
+            None => None,
         };
         Ok(ParseResult {
-            openapi: doc
-                .get("openapi")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned(),
+            openapi,
+            methods: methods.unwrap_or_else(|| {
+                DEFAULT_IMPORT_METHODS
+                    .iter()
+                    .map(|m| (*m).to_owned())
+                    .collect()
+            }),
             operations,
             import,
         })
     }
 
+    /// Creates the selected candidates: the registration's rules (plan, each entry), minus the
+    /// method and URL pairs the workspace already has; contracts built on the blocking pool from
+    /// the one parsed document, which is dropped before the rows are written.
     async fn import(
         &self,
         ws: Uuid,
-        text: &str,
+        doc: OpenApiDocument,
         list: &[Candidate],
+        selected: &[usize],
     ) -> Result<CreateEndpointsResponse, ServiceError> {
         let workspace = self.workspace(ws).await?;
         self.ensure_room(&workspace).await?;
+        let mut registered = self.registered(ws).await?;
         let now = self.now_millis();
-        let mut pending = Vec::with_capacity(list.len());
-        for (index, c) in list.iter().enumerate() {
+        let mut pending = Vec::with_capacity(selected.len());
+        for &index in selected {
+            let c = &list[index];
             let row = match &c.reason {
                 Some(reason) => Err(reason.clone()),
                 None => {
                     let entry = json!({ "name": c.name, "url": c.url, "method": c.method });
-                    validate::validate_entry(&entry, &self.allow).map(|valid| {
-                        let mut row = plain_row(valid, now);
-                        if c.has_response_contract {
-                            row.response_contract = crate::contract_from_openapi(
-                                text,
-                                &format!("{} {}", c.method, c.path),
-                                None,
-                            )
-                            .ok();
+                    self.check_entry(&entry, false).and_then(|valid| {
+                        let key = (valid.method.as_str().to_owned(), valid.url.clone());
+                        if registered.insert(key) {
+                            Ok(plain_row(valid, now))
+                        } else {
+                            Err("already registered".to_owned())
                         }
-                        row
                     })
                 }
             };
-            pending.push(Pending {
-                index,
-                name: c.name.clone(),
-                row,
-            });
+            let contract = (row.is_ok() && c.has_response_contract).then(|| c.label());
+            pending.push((
+                Pending {
+                    index,
+                    name: c.name.clone(),
+                    row,
+                },
+                contract,
+            ));
         }
-        self.create_rows(ws, pending).await
+        // Contracts are built and written two rows at a time: each one holds every schema its
+        // response reaches (on Stripe's document about 0.6 MB each), so building them all before
+        // writing would hold tens of MB at once, and their encoding by the store would stall the
+        // HTTP worker that awaits it.
+        let mut doc = Some(doc);
+        let mut answer = CreateEndpointsResponse {
+            endpoints: Vec::new(),
+            created: 0,
+            scheduled: 0,
+            skipped: Vec::new(),
+        };
+        let mut full = false;
+        let mut batches = pending.into_iter().peekable();
+        while batches.peek().is_some() {
+            let batch: Vec<(Pending, Option<String>)> =
+                batches.by_ref().take(CONTRACT_BATCH).collect();
+            if full {
+                // The plan is full: the rest is skipped without building or writing anything.
+                answer
+                    .skipped
+                    .extend(batch.into_iter().map(|(p, _)| past_limit(p)));
+                continue;
+            }
+            let last = batches.peek().is_none();
+            let Some(held) = doc.take() else {
+                break;
+            };
+            let (batch, kept) = off_workers(move || {
+                let batch: Vec<Pending> = batch
+                    .into_iter()
+                    .map(|(mut p, contract)| {
+                        if let (Some(label), Ok(row)) = (contract, &mut p.row) {
+                            match held.contract(&label, None, None) {
+                                Ok(c) => row.response_contract = Some(stored(c)),
+                                Err(e) => p.row = Err(format!("contract: {e}")),
+                            }
+                        }
+                        p
+                    })
+                    .collect();
+                // After the last batch the document is dropped here, off the HTTP workers.
+                Ok((batch, (!last).then_some(held)))
+            })
+            .await?;
+            doc = kept;
+            let summary: Vec<(usize, String, Option<String>)> = batch
+                .iter()
+                .map(|p| (p.index, p.name.clone(), p.row.as_ref().err().cloned()))
+                .collect();
+            match self.create_rows(ws, batch).await {
+                Ok(part) => {
+                    full = part.skipped.iter().any(|s| s.reason == PLAN_FULL);
+                    answer.created += part.created;
+                    answer.scheduled += part.scheduled;
+                    answer.endpoints.extend(part.endpoints);
+                    answer.skipped.extend(part.skipped);
+                }
+                // The plan filled up between two batches (another request created endpoints).
+                Err(ServiceError::PlanLimit(_)) if answer.created > 0 => {
+                    full = true;
+                    answer
+                        .skipped
+                        .extend(summary.into_iter().map(|(index, name, err)| SkippedEntry {
+                            name,
+                            reason: err.unwrap_or_else(|| PLAN_FULL.to_owned()),
+                            index,
+                        }));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(held) = doc.take() {
+            off_workers(move || {
+                drop(held);
+                Ok(())
+            })
+            .await?;
+        }
+        answer.skipped.sort_by_key(|s| s.index);
+        Ok(answer)
+    }
+
+    /// The method and URL of every endpoint of the workspace.
+    async fn registered(&self, ws: Uuid) -> Result<HashSet<(String, String)>, ServiceError> {
+        Ok(self
+            .store
+            .endpoint_keys(ws)
+            .await?
+            .into_iter()
+            .map(|(method, url)| (method.as_str().to_owned(), url))
+            .collect())
     }
 }
 
@@ -357,12 +745,21 @@ paths:
       responses: { "204": { description: gone } }
 "#;
 
+    fn parse(text: &str) -> Result<OpenApiDocument, ServiceError> {
+        OpenApiDocument::parse(text.as_bytes()).map_err(|e| ServiceError::Invalid(e.to_string()))
+    }
+
     #[test]
     fn lists_operations_with_urls_examples_and_contracts() -> Result<(), ServiceError> {
-        let (text, doc) = document_of(&json!({ "document": DOC }))?;
-        let c = candidates(&text, &doc, &AllowList::default());
+        let doc = parse(DOC)?;
+        let c = candidates(
+            &doc,
+            &AllowList::default(),
+            Some(&["GET".into(), "DELETE".into()]),
+        );
         assert_eq!(c.len(), 3);
         assert_eq!(c[1].name, "listUsers");
+        assert_eq!(c[1].operation_id.as_deref(), Some("listUsers"));
         assert_eq!(
             c[1].url.as_deref(),
             Some("https://api.example.com/v1/users")
@@ -378,16 +775,78 @@ paths:
         assert!(!c[0].importable);
         assert_eq!(
             c[0].reason.as_deref(),
-            Some("path parameters without example values: orderId")
+            Some(
+                "path parameters without example values: orderId; add an `example` to each and \
+                 import again"
+            )
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn only_get_and_head_by_default() -> Result<(), ServiceError> {
+        let doc = parse(&DOC.replace("/orders/{orderId}", "/orders"))?;
+        let c = candidates(&doc, &AllowList::default(), None);
+        assert_eq!(c[0].method, "DELETE");
+        assert!(!c[0].importable);
+        assert_eq!(
+            c[0].reason.as_deref(),
+            Some(
+                "method: only GET and HEAD are imported by default; pass \"methods\": \
+                 [\"GET\", \"HEAD\", \"DELETE\"] to include DELETE"
+            )
+        );
+        assert!(c[1].importable && c[2].importable);
+        let c = candidates(&doc, &AllowList::default(), Some(&["DELETE".into()]));
+        assert!(c[0].importable, "{:?}", c[0].reason);
+        assert_eq!(
+            c[1].reason.as_deref(),
+            Some("method: GET is not in \"methods\"; add it there to include it")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn operations_select_by_label_or_operation_id() -> Result<(), ServiceError> {
+        let doc = parse(DOC)?;
+        let c = candidates(&doc, &AllowList::default(), None);
+        assert_eq!(selection(&c, None)?, vec![0, 1, 2]);
+        let wanted = ["get /users/{id}".to_owned(), "listUsers".to_owned()];
+        assert_eq!(selection(&c, Some(&wanted))?, vec![1, 2]);
+        let err = selection(&c, Some(&["GET /nope".to_owned()]));
+        assert!(
+            matches!(&err, Err(ServiceError::Invalid(m)) if m.starts_with("operations: \"GET /nope\" is not an operation")),
+            "{err:?}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn servers_missing_or_relative_say_what_to_do() -> Result<(), ServiceError> {
+        let none = parse(
+            "openapi: 3.1.0\npaths:\n  /a:\n    get:\n      responses: {\"200\": {description: ok}}\n",
+        )?;
+        let c = candidates(&none, &AllowList::default(), None);
+        assert!(c[0].reason.as_deref().is_some_and(|r| {
+            r.starts_with("servers: the document names no server; add its absolute URL")
+        }));
+        let relative = parse(&DOC.replace("https://{host}/v1", "/v1"))?;
+        let c = candidates(&relative, &AllowList::default(), None);
+        assert!(
+            c[1].reason
+                .as_deref()
+                .is_some_and(|r| r.contains("\"/v1\" is not absolute")
+                    && r.contains("https://api.example.com/v1")),
+            "{:?}",
+            c[1].reason
         );
         Ok(())
     }
 
     #[test]
     fn a_private_server_is_not_importable() -> Result<(), ServiceError> {
-        let private = DOC.replace("https://{host}/v1", "http://10.0.0.1/v1");
-        let (text, doc) = document_of(&json!({ "document": private }))?;
-        let c = candidates(&text, &doc, &AllowList::default());
+        let doc = parse(&DOC.replace("https://{host}/v1", "http://10.0.0.1/v1"))?;
+        let c = candidates(&doc, &AllowList::default(), None);
         assert_eq!(c[1].name, "listUsers");
         assert!(!c[1].importable);
         assert_eq!(
@@ -398,14 +857,66 @@ paths:
     }
 
     #[test]
-    fn refuses_other_documents() {
-        assert!(document_of(&json!({ "document": "swagger: '2.0'" })).is_err());
-        assert!(document_of(&json!({ "document": 3 })).is_err());
-        assert!(document_of(&json!({})).is_err());
-        let big = "a".repeat(MAX_DOCUMENT_BYTES + 1);
-        assert!(matches!(
-            document_of(&json!({ "document": big })),
-            Err(ServiceError::TooLarge(_))
-        ));
+    fn request_fields_are_checked() {
+        let read = |v: Value| ParseRequest::from_json(v.to_string().as_bytes(), 1 << 20);
+        assert!(read(json!({ "document": "swagger: '2.0'" })).is_ok());
+        for (body, wanted) in [
+            (json!({ "document": 3 }), "document: must be"),
+            (json!({}), "document: required"),
+            (json!([]), "request body: must be a JSON object"),
+            (
+                json!({ "document": {}, "import": "yes" }),
+                "import: must be a boolean",
+            ),
+            (
+                json!({ "document": {}, "methods": "GET" }),
+                "methods: must be an array",
+            ),
+            (
+                json!({ "document": {}, "methods": [] }),
+                "methods: must not be empty",
+            ),
+            (
+                json!({ "document": {}, "methods": ["FETCH"] }),
+                "methods: \"FETCH\" is not one of",
+            ),
+            (
+                json!({ "document": {}, "operations": [1] }),
+                "operations: must be an array",
+            ),
+        ] {
+            let got = read(body.clone());
+            assert!(
+                matches!(&got, Err(ServiceError::Invalid(m)) if m.starts_with(wanted)),
+                "{body}: {got:?}"
+            );
+        }
+        let Ok(r) =
+            read(json!({ "document": {}, "import": true, "methods": ["get", "Post", "GET"] }))
+        else {
+            panic!("a valid request is refused");
+        };
+        assert!(r.import());
+        assert_eq!(
+            r.methods.as_deref(),
+            Some(&["GET".to_owned(), "POST".to_owned()][..])
+        );
+    }
+
+    #[test]
+    fn too_large_bodies_and_documents_are_413_naming_the_setting() {
+        let body = json!({ "document": "a".repeat(100) }).to_string();
+        let err = ParseRequest::from_json(body.as_bytes(), 50);
+        assert!(matches!(err, Err(ServiceError::TooLarge(50))), "{err:?}");
+        let err = ParseRequest::from_value(json!({ "document": "a".repeat(100) }), 50);
+        let Err(e) = err else {
+            panic!("a large document is accepted");
+        };
+        assert!(matches!(e, ServiceError::TooLarge(50)));
+        let text = e.to_string();
+        assert!(
+            text.contains("50 bytes") && text.contains("import_max_bytes"),
+            "{text}"
+        );
     }
 }

@@ -9,8 +9,13 @@ use maud::{Markup, html};
 pub struct Import<'a> {
     /// The document in the form: empty, or the one just submitted.
     pub document: &'a str,
+    /// The methods ticked in the form (GET and HEAD unless the visitor chose others).
+    pub methods: Vec<&'a str>,
     pub outcome: Option<ImportOutcome<'a>>,
 }
+
+/// The methods the form offers.
+pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// What a submit found, or why it failed.
 #[derive(Debug)]
@@ -26,6 +31,10 @@ pub enum ImportOutcome<'a> {
 /// One operation of the document.
 #[derive(Debug)]
 pub struct Operation<'a> {
+    /// `GET /users/{id}`: the value of its checkbox.
+    pub label: String,
+    /// Whether its checkbox is ticked.
+    pub checked: bool,
     pub name: &'a str,
     pub method: &'a str,
     /// `None` without an absolute server URL.
@@ -49,22 +58,49 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
         chrome,
         html! {
             h1 { "Import an OpenAPI document" }
-            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values." }
+            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
+            @match &v.outcome {
+                Some(ImportOutcome::Listed { imported: Some(i), .. }) => {
+                    {
+                        p class="flash" role="status" id="import-result" {
+                            "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
+                        }
+                        @if !i.skipped.is_empty() {
+                            h2 { "Skipped" }
+                            ul id="import-skipped" {
+                                @for (name, reason) in &i.skipped { li { (name) ": " (reason) } }
+                            }
+                        }
+                    }
+                }
+                Some(ImportOutcome::Failed(message)) => (alert(message)),
+                Some(ImportOutcome::Listed { imported: None, .. }) | None => {}
+            }
             form method="post" action="/console/import" {
                 (csrf_field(&chrome.csrf))
                 label for="document" { "Document" }
                 textarea id="document" name="document" rows="14" cols="80" required { (v.document) }
+                fieldset id="methods" {
+                    legend { "Methods to import" }
+                    @for m in METHODS {
+                        @let id = format!("method-{}", m.to_ascii_lowercase());
+                        input type="checkbox" id=(id) name="methods" value=(m) checked[v.methods.contains(&m)];
+                        " " label for=(id) { (m) } " "
+                    }
+                }
                 p {
                     button type="submit" name="action" value="parse" { "List operations" }
                     " "
-                    button type="submit" name="action" value="import" { "Import" }
+                    button type="submit" name="action" value="import" {
+                        @if matches!(v.outcome, Some(ImportOutcome::Listed { .. })) { "Import selected" } @else { "Import" }
+                    }
                 }
-            }
-            @match &v.outcome {
-                Some(ImportOutcome::Listed { operations, imported }) => {
+                @if let Some(ImportOutcome::Listed { operations, .. }) = &v.outcome {
+                    input type="hidden" name="listed" value="yes";
                     h2 { "Operations" }
-                    table {
+                    table id="operations" {
                         thead { tr {
+                            th scope="col" { "Import" }
                             th scope="col" { "Name" }
                             th scope="col" { "Method" }
                             th scope="col" { "URL" }
@@ -72,8 +108,12 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                             th scope="col" { "Importable" }
                         } }
                         tbody {
-                            @for c in operations {
+                            @for (i, c) in operations.iter().enumerate() {
+                                @let id = format!("op-{i}");
                                 tr {
+                                    td {
+                                        input type="checkbox" id=(id) name="operations" value=(c.label) checked[c.checked] aria-label=(c.label);
+                                    }
                                     td { (c.name) }
                                     td { (c.method) }
                                     td { code { (c.url.unwrap_or("—")) } }
@@ -88,19 +128,7 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                             }
                         }
                     }
-                    @if let Some(i) = imported {
-                        p class="flash" role="status" id="import-result" {
-                            "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
-                        }
-                        @if !i.skipped.is_empty() {
-                            ul {
-                                @for (name, reason) in &i.skipped { li { (name) ": " (reason) } }
-                            }
-                        }
-                    }
                 }
-                Some(ImportOutcome::Failed(message)) => (alert(message)),
-                None => {}
             }
         },
     )
@@ -113,6 +141,8 @@ mod tests {
 
     fn operation<'a>(name: &'a str, url: &'a str) -> Operation<'a> {
         Operation {
+            label: format!("GET /{name}"),
+            checked: true,
             name,
             method: "GET",
             url: Some(url),
@@ -124,6 +154,7 @@ mod tests {
     fn listed<'a>(operations: Vec<Operation<'a>>, imported: Option<Imported<'a>>) -> Import<'a> {
         Import {
             document: "{}",
+            methods: vec!["GET", "HEAD"],
             outcome: Some(ImportOutcome::Listed {
                 operations,
                 imported,
@@ -138,6 +169,7 @@ mod tests {
         for v in [
             Import {
                 document: HOSTILE,
+                methods: Vec::new(),
                 outcome: None,
             },
             listed(vec![operation(HOSTILE, "https://a.example/")], None),
@@ -152,6 +184,7 @@ mod tests {
             ),
             Import {
                 document: "",
+                methods: Vec::new(),
                 outcome: Some(ImportOutcome::Failed(HOSTILE.into())),
             },
         ] {
@@ -177,16 +210,33 @@ mod tests {
         )
         .into_string();
         assert!(html.contains(
-            "<tr><td>health</td><td>GET</td><td><code>https://a.example/healthz</code></td><td>yes</td><td>yes</td></tr>"
-        ));
+            "<tr><td><input type=\"checkbox\" id=\"op-0\" name=\"operations\" value=\"GET /health\" checked aria-label=\"GET /health\"></td>\
+             <td>health</td><td>GET</td><td><code>https://a.example/healthz</code></td><td>yes</td><td>yes</td></tr>"
+        ), "{html}");
         assert!(html.contains(
-            "<tr><td>items</td><td>GET</td><td><code>—</code></td><td>no</td>\
+            "<td>items</td><td>GET</td><td><code>—</code></td><td>no</td>\
              <td>no: path parameters without example values: id</td></tr>"
         ));
         assert!(html.contains(
             "<p class=\"flash\" role=\"status\" id=\"import-result\">Created 1 endpoint(s), skipped 1.</p>\
-             <ul><li>items: needs an example</li></ul>"
+             <h2>Skipped</h2><ul id=\"import-skipped\"><li>items: needs an example</li></ul>"
         ));
+        // The method filter: GET and HEAD ticked, the others offered; the listed flag and the
+        // CSRF field ride in the same form as the operations' checkboxes.
+        assert!(html.contains(
+            "<input type=\"checkbox\" id=\"method-get\" name=\"methods\" value=\"GET\" checked>"
+        ));
+        assert!(html.contains(
+            "<input type=\"checkbox\" id=\"method-delete\" name=\"methods\" value=\"DELETE\">"
+        ));
+        assert!(html.contains("<input type=\"hidden\" name=\"listed\" value=\"yes\">"));
+        assert!(html.contains("Import selected"));
+        let form = html
+            .split("action=\"/console/import\"")
+            .nth(1)
+            .and_then(|f| f.split("</form>").next())
+            .unwrap_or("");
+        assert!(form.contains("name=\"_csrf\"") && form.contains("id=\"op-1\""));
         assert!(html.contains("required>{}</textarea>"));
     }
 }

