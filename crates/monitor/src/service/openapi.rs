@@ -26,7 +26,7 @@
 use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
-use apidrift_diff::openapi::{OpenApiDocument, Operation};
+use apidrift_diff::contract::{OpenApiDocument, Operation};
 use apidrift_model::net::AllowList;
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry};
 use apidrift_store::ResponseContract;
