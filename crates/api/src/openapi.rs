@@ -124,8 +124,57 @@ fn create_request_schema() -> Value {
     })
 }
 
+/// A schema description as a reader of the HTTP API needs it: the model crate's rustdoc without
+/// its Rust examples (fenced blocks), its advice to Rust callers (`Non-exhaustive: …`) and its
+/// intra-doc link brackets.
+fn plain_description(text: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            kept.push(line);
+        }
+    }
+    kept.join("\n")
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.starts_with("Non-exhaustive:"))
+        .map(|p| match p.strip_suffix(':') {
+            // The sentence introduced an example that is gone.
+            Some(lead) => format!("{lead}."),
+            None => p.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+        .replace("[`", "`")
+        .replace("`]", "`")
+}
+
+/// Rewrites every `description` string under `value` with [`plain_description`].
+fn plain_descriptions(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match v {
+                    Value::String(text) if key == "description" => {
+                        *text = plain_description(text);
+                    }
+                    _ => plain_descriptions(v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(plain_descriptions),
+        _ => {}
+    }
+}
+
 /// Adds scopes and extension markers, and states the create request as the server reads it.
 pub fn finish(mut doc: Value) -> Value {
+    plain_descriptions(&mut doc);
     for (path, method) in CREATE_OPERATIONS {
         let pointer = format!(
             "/paths/{}/{method}/requestBody/content/application~1json/schema",
@@ -176,4 +225,19 @@ pub fn finish(mut doc: Value) -> Value {
         schema.insert("x-apidrift-extension".into(), Value::Bool(true));
     }
     doc
+}
+
+#[cfg(test)]
+mod description_tests {
+    use super::plain_description;
+
+    #[test]
+    fn rust_examples_and_rust_advice_are_left_out() {
+        let doc = "How much a change matters, a comparison:\n\n```\nuse x;\n\nlet y = 1;\n```\n\n\
+                   See [`Severity`].\n\nNon-exhaustive: give a `_` arm.";
+        assert_eq!(
+            plain_description(doc),
+            "How much a change matters, a comparison.\n\nSee `Severity`."
+        );
+    }
 }
