@@ -147,24 +147,41 @@ impl Default for RetentionSettings {
     }
 }
 
-/// `[baseline]` (`APIDRIFT_BASELINE__SAMPLE_INTERVAL_MS=…`).
+/// `[baseline]` (`APIDRIFT_BASELINE__SAMPLE_INTERVAL_MS=…`, `APIDRIFT_BASELINE__FIRST_SAMPLES=…`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct BaselineSettings {
     /// The pause between the samples of a capture with `samples` > 1, in milliseconds
     /// (default 1000).
     pub sample_interval_ms: u64,
+    /// Samples of the first baseline a schedule captures (1 to 5, default 3): more than one
+    /// learns the volatile paths.
+    pub first_samples: u8,
 }
 
 impl Default for BaselineSettings {
     fn default() -> Self {
         BaselineSettings {
             sample_interval_ms: 1000,
+            first_samples: 3,
         }
     }
 }
 
 impl BaselineSettings {
+    /// `first_samples`, checked against the capture's range.
+    pub fn first_samples(&self) -> Result<u8, CliError> {
+        if (1..=apidrift_monitor::MAX_SAMPLES).contains(&self.first_samples) {
+            Ok(self.first_samples)
+        } else {
+            Err(CliError(format!(
+                "baseline.first_samples must be between 1 and {} (got {})",
+                apidrift_monitor::MAX_SAMPLES,
+                self.first_samples
+            )))
+        }
+    }
+
     pub fn sample_interval(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.sample_interval_ms)
     }

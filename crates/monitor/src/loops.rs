@@ -47,6 +47,10 @@ pub struct WorkerConfig {
     /// `[server] public_url`: the console's address as users reach it, for links in Slack,
     /// Discord and PagerDuty messages (none when unset).
     pub public_url: Option<String>,
+    /// Samples of the baseline a schedule captures for an endpoint that has none (`[baseline]
+    /// first_samples`, 1 to 5): more than one learns the volatile paths. When the samples
+    /// disagree in shape the run keeps one sample instead of failing.
+    pub first_baseline_samples: u8,
 }
 
 impl Default for WorkerConfig {
@@ -68,6 +72,7 @@ impl Default for WorkerConfig {
             check_retention_days: 90,
             upkeep_every: Duration::from_secs(60),
             public_url: None,
+            first_baseline_samples: 3,
         }
     }
 }

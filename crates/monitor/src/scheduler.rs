@@ -212,11 +212,37 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
                 }
                 Err(e) => return (format!("failed: {e}"), false),
             }
-            match ctx.monitor.capture_baseline(ws, ep).await {
-                Ok(b) => (format!("baseline captured: version {}", b.version), false),
-                Err(e) => (format!("failed: {e}"), false),
-            }
+            first_baseline(ctx, ws, ep).await
         }
+        Err(e) => (format!("failed: {e}"), false),
+    }
+}
+
+/// The first baseline of a scheduled endpoint: `first_baseline_samples` samples, so that the
+/// following full-mode checks ignore the fields that change on every call (timestamps, request
+/// ids). Samples that disagree in shape (a list whose items vary, say) would leave the endpoint
+/// without a baseline run after run: the run then keeps a single sample and says so.
+async fn first_baseline(ctx: &Ctx, ws: uuid::Uuid, ep: uuid::Uuid) -> (String, bool) {
+    let samples = ctx.config.first_baseline_samples.max(1);
+    let captured = match ctx.monitor.capture_baseline_sampled(ws, ep, samples).await {
+        Err(MonitorError::Unstable(why)) if samples > 1 => {
+            tracing::info!(endpoint = %ep, reason = %why, "scheduler: samples disagree, keeping one");
+            ctx.monitor
+                .capture_baseline(ws, ep)
+                .await
+                .map(|b| (b, " (one sample: the samples differed in shape)"))
+        }
+        other => other.map(|b| (b, "")),
+    };
+    match captured {
+        Ok((b, note)) => (
+            format!(
+                "baseline captured: version {}, {} volatile paths{note}",
+                b.version,
+                b.volatile_paths.len()
+            ),
+            false,
+        ),
         Err(e) => (format!("failed: {e}"), false),
     }
 }

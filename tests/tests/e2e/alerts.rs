@@ -539,7 +539,8 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
-    // Starter plan, a quota of 3: the first run captures, two runs check, then runs are skipped.
+    // Starter plan, a quota of 3: the first run captures (three samples, the default of
+    // `[baseline] first_samples`), two runs check, then runs are skipped.
     let (_, token) =
         env.workspace_and_token(&["--plan", "starter", "--check-quota", "3"], "admin")?;
     let (_, free_token) = env.workspace_and_token(&["--plan", "free"], "admin")?;
@@ -547,6 +548,7 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
     let server = env.serve(&[
         ("APIDRIFT_WORKER__PERIOD_OVERRIDE_MS", "400"),
         ("APIDRIFT_WORKER__FIRST_RUN_JITTER", "false"),
+        ("APIDRIFT_BASELINE__SAMPLE_INTERVAL_MS", "50"),
     ])?;
     // A free workspace cannot schedule (D6).
     let (s, b) = call(
@@ -579,8 +581,9 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
             .filter(|(h, _)| h.contains("/scheduled"))
             .count()
     };
-    // Nobody calls the API: the baseline is captured, then checks run on their own.
-    wait_for(20, "three scheduled runs", || hits() >= 3)?;
+    // Nobody calls the API: the baseline is captured from three fetches, then checks run on
+    // their own.
+    wait_for(20, "three scheduled runs", || hits() >= 5)?;
     let (_, e) = call(
         &server,
         "GET",
@@ -597,7 +600,7 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
     assert!(!e["lastCheckedAt"].is_null(), "{e}");
     // The quota (3) is used up: several more periods pass without another upstream request.
     std::thread::sleep(Duration::from_millis(2000));
-    assert_eq!(hits(), 3, "a run with the quota exhausted must not fetch");
+    assert_eq!(hits(), 5, "a run with the quota exhausted must not fetch");
     // A manual check is refused the same way (400).
     let (s, b) = call(
         &server,

@@ -31,6 +31,8 @@ const ENV: &[(&str, &str)] = &[
     ("APIDRIFT_WORKER__LEASE_MS", LEASE_MS),
     ("APIDRIFT_WORKER__CONCURRENCY", "16"),
     ("APIDRIFT_WORKER__FIRST_RUN_JITTER", "false"),
+    // Each first run is one fetch, so that the upstream's counts are the runs.
+    ("APIDRIFT_BASELINE__FIRST_SAMPLES", "1"),
     ("APIDRIFT_LOG", "warn"),
 ];
 

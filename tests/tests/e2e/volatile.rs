@@ -9,6 +9,9 @@
 //!   change, where the same endpoint without the rule sees a cascade.
 //! * Samples that differ in shape, `samples` out of range and bad identity rules are 400s that
 //!   name the cause.
+//! * A schedule that finds no baseline captures it from three samples (`[baseline]
+//!   first_samples`): its full-mode checks record no diff although two fields change on every
+//!   call; when the samples differ in shape, the run keeps one sample instead of failing.
 
 use apidrift_e2e::server::Server;
 use serde_json::{Value, json};
@@ -140,7 +143,10 @@ macro_rules! both_backends {
     )+};
 }
 
-both_backends!(learned_volatile_paths_and_identity_keys);
+both_backends!(
+    learned_volatile_paths_and_identity_keys,
+    scheduled_first_baseline_learns_volatile_paths
+);
 
 fn send(
     server: &Server,
@@ -459,5 +465,153 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
     )?;
     assert_eq!(got["endpoint"]["baselineVersion"], 3);
     assert_ne!(got["endpoint"]["health"], "checking");
+    Ok(())
+}
+
+/// Waits up to `secs` for `f` to hold.
+fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) -> TestResult {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if f() {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Err(format!("timed out waiting for {what}").into())
+}
+
+fn scheduled_first_baseline_learns_volatile_paths(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let ws = env.cli(&[
+        "workspace",
+        "create",
+        "--name",
+        "w",
+        "--plan",
+        "starter",
+        "--check-quota",
+        "1000",
+    ])?["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let token = env.cli(&[
+        "token",
+        "create",
+        "--workspace",
+        &ws,
+        "--scopes",
+        SCOPES,
+        "--role",
+        "admin",
+    ])?["token"]
+        .as_str()
+        .ok_or("no token")?
+        .to_owned();
+    let server = env.serve(&[
+        ("APIDRIFT_WORKER__PERIOD_OVERRIDE_MS", "300"),
+        ("APIDRIFT_WORKER__FIRST_RUN_JITTER", "false"),
+    ])?;
+    let up = Upstream::start()?;
+    let (status, created) = send(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({"name": "repo", "url": up.url(), "diffMode": "full",
+                     "schedule": {"frequency": "hourly"}})),
+    )?;
+    assert_eq!(status, 201, "{created}");
+    let id = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let checks = |server: &Server| -> Vec<Value> {
+        send(
+            server,
+            "GET",
+            &format!("/api/v1/endpoints/{id}/checks"),
+            &token,
+            None,
+        )
+        .map(|(_, b)| b["checks"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default()
+    };
+    // Nobody captures: the first run takes three samples, the next runs check.
+    wait_for(30, "three scheduled checks", || checks(&server).len() >= 3)?;
+    let history = checks(&server);
+    assert!(
+        history
+            .iter()
+            .all(|c| c["scheduled"] == true && c["changeCount"] == 0 && c["diffId"].is_null()),
+        "a learned volatile field was reported: {history:?}"
+    );
+    let (_, diffs) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/diffs?endpointId={id}"),
+        &token,
+        None,
+    )?;
+    assert_eq!(diffs["diffs"].as_array().map(Vec::len), Some(0), "{diffs}");
+
+    // A real change is still reported by the next scheduled check.
+    up.change(|s| s.plan = "pro".into());
+    wait_for(30, "a diff", || {
+        checks(&server).iter().any(|c| !c["diffId"].is_null())
+    })?;
+    let (_, diffs) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/diffs?endpointId={id}"),
+        &token,
+        None,
+    )?;
+    let diff = diffs["diffs"][0]["id"]
+        .as_str()
+        .ok_or("no diff")?
+        .to_owned();
+    let (_, d) = send(
+        &server,
+        "GET",
+        &format!("/api/v1/diffs/{diff}"),
+        &token,
+        None,
+    )?;
+    let paths: Vec<&str> = d["diff"]["changes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["path"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(paths, vec!["$.user.plan"], "{d}");
+
+    // An endpoint whose samples differ in shape still gets a (one-sample) baseline.
+    up.change(|s| s.flapping = true);
+    let (status, created) = send(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(
+            &json!({"name": "flapping", "url": format!("{}?f", up.url()),
+                     "schedule": {"frequency": "hourly"}}),
+        ),
+    )?;
+    assert_eq!(status, 201, "{created}");
+    let flapping = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    wait_for(30, "a baseline for the flapping endpoint", || {
+        send(
+            &server,
+            "GET",
+            &format!("/api/v1/endpoints/{flapping}"),
+            &token,
+            None,
+        )
+        .is_ok_and(|(_, b)| b["endpoint"]["baselineVersion"] == 1)
+    })?;
     Ok(())
 }

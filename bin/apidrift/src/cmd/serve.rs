@@ -9,7 +9,8 @@
 
 use super::CliError;
 use crate::config::{
-    self, GlobalArgs, LimitSettings, Overrides, RetentionSettings, Settings, WorkerSettings,
+    self, BaselineSettings, GlobalArgs, LimitSettings, Overrides, RetentionSettings, Settings,
+    WorkerSettings,
 };
 use crate::db;
 use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
@@ -108,6 +109,7 @@ async fn serve(
             keys.clone(),
             &settings.worker,
             &settings.retention,
+            &settings.baseline,
             settings.server.public_url.as_deref(),
         )?),
         _ => {
@@ -215,10 +217,12 @@ fn start_worker(
     keys: Arc<KeyRing>,
     settings: &WorkerSettings,
     retention: &RetentionSettings,
+    baseline: &BaselineSettings,
     public_url: Option<&str>,
 ) -> Result<RunningWorker, CliError> {
     let mut config = settings.config()?;
     config.check_retention_days = retention.check_days;
+    config.first_baseline_samples = baseline.first_samples()?;
     config.public_url = public_url.map(|u| u.trim().to_owned());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(settings.threads.max(1))
