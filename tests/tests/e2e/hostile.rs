@@ -2,8 +2,8 @@
 //! JSON (kept, checked, diffed), a NUL in user input (refused naming the field, the valid entries
 //! of a batch kept), control bytes in credentials and headers (refused at create), reserved
 //! headers on a probe (refused, nothing sent), protocol-level failures (the envelope wherever the
-//! request reaches apidrift), and a bounded fuzz loop over create, the list filters and the login
-//! form (`APIDRIFT_FUZZ_SECS` makes it run longer).
+//! request reaches apidrift), and a bounded fuzz loop over create, PATCH, the list filters and the
+//! login form (`APIDRIFT_FUZZ_SECS` makes it run longer).
 
 use apidrift_e2e::server::{Response, Server};
 use serde_json::{Value, json};
@@ -780,6 +780,49 @@ impl Rng {
         Value::Object(m)
     }
 
+    /// A PATCH body: any subset of the editable fields, each random or plausible, sometimes
+    /// not an object at all.
+    fn patch(&mut self, url: &str) -> Value {
+        if self.below(12) == 0 {
+            return self.value(0);
+        }
+        let mut m = match self.entry(url) {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        if self.below(2) == 0 {
+            m.remove("name");
+        }
+        if self.below(2) == 0 {
+            m.remove("url");
+        }
+        for _ in 0..self.below(3) {
+            match self.below(5) {
+                0 => m.insert("paused".into(), self.value(2)),
+                1 => {
+                    let retries = if self.below(2) == 0 {
+                        json!(self.below(6))
+                    } else {
+                        self.value(2)
+                    };
+                    m.insert("retries".into(), retries)
+                }
+                2 => m.insert("identityKeys".into(), json!({ self.text(): self.text() })),
+                3 => {
+                    let schedule = match self.below(4) {
+                        0 => Value::Null,
+                        1 => json!({ "intervalSeconds": self.next() % 3_000_000 }),
+                        2 => json!({ "frequency": self.text() }),
+                        _ => self.value(1),
+                    };
+                    m.insert("schedule".into(), schedule)
+                }
+                _ => m.insert("auth".into(), json!({ "type": "none" })),
+            };
+        }
+        Value::Object(m)
+    }
+
     fn percent(&mut self) -> String {
         let n = self.below(24);
         let mut s = String::new();
@@ -794,8 +837,8 @@ impl Rng {
     }
 }
 
-/// The fuzz loop (PostgreSQL): random create bodies, filter query strings and login forms
-/// against a running server, asserting that no answer is a 5xx. ~25 s by default;
+/// The fuzz loop (PostgreSQL): random create bodies, PATCH bodies on one endpoint, filter query
+/// strings and login forms against a running server, asserting that no answer is a 5xx. ~25 s by default;
 /// `APIDRIFT_FUZZ_SECS=600` runs it for ten minutes.
 #[test]
 fn fuzz_create_filters_and_login_never_5xx() -> TestResult {
@@ -821,10 +864,21 @@ fn fuzz_create_filters_and_login_never_5xx() -> TestResult {
     let url = up.url("/f");
     let mut rng = Rng(seed);
     let deadline = Instant::now() + Duration::from_secs(secs);
-    let mut execs: [u64; 4] = [0; 4];
+    // The endpoint the PATCH bodies edit (it may be renamed or repointed along the way).
+    let res = w.api(
+        "POST",
+        "/api/v1/endpoints",
+        Some(&json!({"name": "fuzz target", "url": url})),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let target = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let mut execs: [u64; 5] = [0; 5];
     let mut statuses = std::collections::BTreeMap::<u16, u64>::new();
     while Instant::now() < deadline {
-        let kind = rng.below(4);
+        let kind = rng.below(5);
         let res = match kind {
             0 => {
                 let body = match rng.below(3) {
@@ -853,6 +907,21 @@ fn fuzz_create_filters_and_login_never_5xx() -> TestResult {
                 let password = rng.text();
                 w.login(&email, &password)?
             }
+            4 => {
+                let path = format!("/api/v1/endpoints/{target}");
+                if rng.below(10) == 0 {
+                    // Not JSON at all, or JSON text with random bytes.
+                    w.server
+                        .request("PATCH", &path)
+                        .bearer(&w.token)
+                        .header("Content-Type", "application/json")
+                        .body(rng.text().into_bytes())
+                        .send()?
+                } else {
+                    let body = rng.patch(&url);
+                    w.api("PATCH", &path, Some(&body))?
+                }
+            }
             _ => {
                 // A raw form body: random percent-encoding and bytes.
                 let body = format!(
@@ -880,9 +949,10 @@ fn fuzz_create_filters_and_login_never_5xx() -> TestResult {
     }
     let total: u64 = execs.iter().sum();
     eprintln!(
-        "fuzz: {total} executions (create {}, filters {}, login form {}, raw login {}), statuses {statuses:?}, 0 answers >= 500",
-        execs[0], execs[1], execs[2], execs[3]
+        "fuzz: {total} executions (create {}, filters {}, login form {}, raw login {}, patch {}), statuses {statuses:?}, 0 answers >= 500",
+        execs[0], execs[1], execs[2], execs[3], execs[4]
     );
+    assert!(execs[4] > 0, "no PATCH was sent");
     assert!(total > 0);
     Ok(())
 }
