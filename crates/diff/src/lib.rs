@@ -373,6 +373,10 @@ pub struct Input<B> {
     pub body: Body<B>,
     /// Set when the fetch produced no response (DNS, connect, TLS, timeout, size): the cause.
     pub failure: Option<String>,
+    /// The volatile paths a multi-sample snapshot file carries (`"volatilePaths"`, see
+    /// [`volatile_paths`]); empty otherwise. [`diff`] does not read them: a caller that compares
+    /// against this input as a baseline adds them to [`Options::ignore`] in full mode.
+    pub volatile_paths: Vec<String>,
 }
 
 impl<B> Input<B> {
@@ -383,6 +387,7 @@ impl<B> Input<B> {
             headers: None,
             body: Body::Json(body),
             failure: None,
+            volatile_paths: Vec::new(),
         }
     }
 
@@ -393,6 +398,7 @@ impl<B> Input<B> {
             headers: Some(headers),
             body,
             failure: None,
+            volatile_paths: Vec::new(),
         }
     }
 
@@ -404,6 +410,7 @@ impl<B> Input<B> {
             headers: None,
             body: Body::Absent,
             failure: Some(cause.into()),
+            volatile_paths: Vec::new(),
         }
     }
 }
@@ -421,6 +428,7 @@ impl<J: JsonNode> Input<J> {
             headers: self.headers.clone(),
             body,
             failure: self.failure.clone(),
+            volatile_paths: self.volatile_paths.clone(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Reading a baseline or current document: a snapshot file
 //! `{"apidriftSnapshot": 1, "status": 200, "headers": {...}, "body": <JSON or null>,
-//! "bodyText"?: "<non-JSON body>"}` or any other JSON document, taken as a bare body.
+//! "bodyText"?: "<non-JSON body>", "volatilePaths"?: ["$.requestId", …]}` or any other JSON
+//! document, taken as a bare body.
 
 use crate::node::Json;
 use crate::parse::{ParseError, parse};
@@ -27,7 +28,8 @@ pub const SNAPSHOT_KEY: &str = "apidriftSnapshot";
 ///
 /// A snapshot file is what `apidrift snapshot` writes: `{"apidriftSnapshot": 1, "status": 200,
 /// "headers": {...}, "body": <JSON or null>}`, with `"bodyText"` instead of `"body"` for a
-/// non-JSON body.
+/// non-JSON body, and `"volatilePaths"` (an array of change paths, read into
+/// [`Input::volatile_paths`]) when it was taken from several samples.
 ///
 /// ```
 /// use apidrift_diff::read_document;
@@ -54,6 +56,7 @@ fn snapshot<'a>(
     let mut headers: Option<Vec<(String, String)>> = None;
     let mut body = None;
     let mut body_text = None;
+    let mut volatile = Vec::new();
     for (key, value) in members.into_vec() {
         match key.as_ref() {
             SNAPSHOT_KEY if value != Json::Number("1") => {
@@ -98,6 +101,21 @@ fn snapshot<'a>(
                 Json::Null => {}
                 _ => return Err(fail("`bodyText` must be a string")),
             },
+            "volatilePaths" => {
+                let wrong = || fail("`volatilePaths` must be an array of path strings");
+                match value {
+                    Json::Array(items) => {
+                        for item in items.into_vec() {
+                            match item {
+                                Json::String(p) => volatile.push(p.into_owned()),
+                                _ => return Err(wrong()),
+                            }
+                        }
+                    }
+                    Json::Null => {}
+                    _ => return Err(wrong()),
+                }
+            }
             _ => {}
         }
     }
@@ -111,6 +129,7 @@ fn snapshot<'a>(
         headers,
         body,
         failure: None,
+        volatile_paths: volatile,
     })
 }
 
@@ -133,6 +152,15 @@ mod tests {
             r#"{"apidriftSnapshot":1,"status":200,"body":null,"bodyText":"<html>"}"#,
         )?;
         assert_eq!(t.body, Body::Text(TextBody::of(b"<html>")));
+        let v = read_document(
+            r#"{"apidriftSnapshot":1,"status":200,"body":{"a":1},"volatilePaths":["$.a"]}"#,
+        )?;
+        assert_eq!(v.volatile_paths, vec!["$.a".to_owned()]);
+        assert_eq!(s.volatile_paths, Vec::<String>::new());
+        assert!(matches!(
+            read_document(r#"{"apidriftSnapshot":1,"body":{},"volatilePaths":[1]}"#),
+            Err(InputError::Snapshot(m)) if m.contains("volatilePaths")
+        ));
         let bare = read_document(r#"{"status":200}"#)?;
         assert_eq!(bare.status, None);
         assert_eq!(bare.headers, None);

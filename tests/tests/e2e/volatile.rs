@@ -12,6 +12,8 @@
 //! * A schedule that finds no baseline captures it from three samples (`[baseline]
 //!   first_samples`): its full-mode checks record no diff although two fields change on every
 //!   call; when the samples differ in shape, the run keeps one sample instead of failing.
+//! * `apidrift snapshot --samples 3` writes the learned paths into the snapshot file, and
+//!   `apidrift diff --mode full` against that baseline ignores them.
 
 use apidrift_e2e::server::Server;
 use serde_json::{Value, json};
@@ -613,5 +615,98 @@ fn scheduled_first_baseline_learns_volatile_paths(backend: Backend) -> TestResul
         )
         .is_ok_and(|(_, b)| b["endpoint"]["baselineVersion"] == 1)
     })?;
+    Ok(())
+}
+
+#[test]
+fn snapshot_samples_learn_volatile_paths_for_the_offline_diff() -> TestResult {
+    let Some(env) = Env::new(Backend::Sqlite, ENV)? else {
+        return Ok(());
+    };
+    let up = Upstream::start()?;
+    let url = up.url();
+    let path = |name: &str| env.dir.path().join(name).to_string_lossy().into_owned();
+    let (sampled, single) = (path("sampled.json"), path("single.json"));
+    let stderr = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    let before = up.calls();
+    let out = env.run(&[
+        "snapshot",
+        &url,
+        "--samples",
+        "3",
+        "--sample-interval-ms",
+        "10",
+        "-o",
+        &sampled,
+    ])?;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(up.calls() - before, 3, "three fetches");
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(&sampled)?)?;
+    assert_eq!(
+        sorted(&snap["volatilePaths"]),
+        vec!["$.generatedAt", "$.requestId"]
+    );
+    let out = env.run(&["snapshot", &url, "-o", &single])?;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let snap: Value = serde_json::from_str(&std::fs::read_to_string(&single)?)?;
+    assert!(snap.get("volatilePaths").is_none(), "{snap}");
+
+    // Full mode against the sampled baseline: nothing to report; against the one-sample
+    // baseline: the two volatile fields are changes.
+    let gate = |baseline: &str| {
+        env.run(&[
+            "diff",
+            baseline,
+            &url,
+            "--mode",
+            "full",
+            "--fail-on",
+            "info",
+            "--format",
+            "json",
+        ])
+    };
+    let out = gate(&sampled)?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = gate(&single)?;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    let mut paths: Vec<&str> = report["changes"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["path"].as_str()).collect())
+        .unwrap_or_default();
+    paths.sort_unstable();
+    assert_eq!(paths, vec!["$.generatedAt", "$.requestId"], "{report}");
+    // A real change is still found through the sampled baseline.
+    up.change(|s| s.plan = "pro".into());
+    let out = gate(&sampled)?;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["changes"][0]["path"], "$.user.plan", "{report}");
+    assert_eq!(
+        report["changes"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+
+    // Samples that differ in shape, and a count out of range, exit 2 with the cause.
+    up.change(|s| s.flapping = true);
+    let out = env.run(&[
+        "snapshot",
+        &url,
+        "--samples",
+        "3",
+        "--sample-interval-ms",
+        "0",
+    ])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("differs from sample 1 in shape"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env.run(&["snapshot", &url, "--samples", "6"])?;
+    assert_eq!(out.status.code(), Some(2));
     Ok(())
 }

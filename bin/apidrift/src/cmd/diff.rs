@@ -24,7 +24,8 @@ pub struct DiffArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Drop changes at this path and below (`$.meta.requestId`, `$.items[].updatedAt`,
-    /// `$..traceId`, `status`, `headers.etag`). Repeatable.
+    /// `$..traceId`, `status`, `headers.etag`). Repeatable. In full mode, the volatile paths a
+    /// baseline snapshot learned from several samples are dropped too.
     #[arg(long = "ignore", value_name = "PATTERN")]
     pub ignore: Vec<String>,
     /// Full mode: pair the items of the arrays matching PATTERN by KEY instead of the default
@@ -71,6 +72,18 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         read_document(&old_text).map_err(|e| CliError(format!("{}: {e}", name(&args.baseline))))?;
     let new =
         read_document(&new_text).map_err(|e| CliError(format!("{}: {e}", name(&args.current))))?;
+    // A baseline snapshot taken from several samples (`apidrift snapshot --samples`) carries the
+    // leaf paths that changed between them: full mode ignores them, as checks do.
+    if options.mode == DiffMode::Full {
+        for path in &old.volatile_paths {
+            options.ignore.push(IgnorePattern::parse(path).map_err(|e| {
+                CliError(format!(
+                    "{}: volatilePaths: {e}; take the snapshot again",
+                    name(&args.baseline)
+                ))
+            })?);
+        }
+    }
     let report = apidrift_diff::diff(&old, &new, &options).map_err(|e| CliError(e.to_string()))?;
     let file = annotation_file(&args.baseline, &args.current);
     let code = finish_for(&report, args.format, args.fail_on, file);

@@ -2,7 +2,9 @@
 //! SSRF-safe client as checks (the allow-list `APIDRIFT_OUTBOUND__ALLOW_CIDRS` applies) and
 //! writes a snapshot file `{"apidriftSnapshot":1,"status":…,"headers":{…},"body":…}` that
 //! `apidrift diff` reads. A JSON body is copied verbatim (numbers keep their spelling); any other
-//! body goes to `bodyText` with `body: null`.
+//! body goes to `bodyText` with `body: null`. `--samples N` fetches N times and adds the leaf
+//! paths whose values changed between the samples as `"volatilePaths"`, which `apidrift diff
+//! --mode full` ignores when the file is its baseline.
 //!
 //! [`fetch_document`] is the same fetch for the URL arguments of `apidrift diff`.
 
@@ -37,6 +39,16 @@ pub struct SnapshotArgs {
     /// Follow up to 5 redirects (the outbound address rules apply at every hop).
     #[arg(long)]
     follow_redirects: bool,
+    /// Fetch N times (1 to 5) and record the fields whose values changed between the samples
+    /// (timestamps, request ids) as `volatilePaths`; `diff --mode full` ignores them when this
+    /// file is the baseline. The first sample is the one written.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=5))]
+    samples: u8,
+    /// The pause between samples, in milliseconds (0 to 60000).
+    #[arg(long, value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    sample_interval_ms: u64,
 }
 
 fn parse_header(text: &str) -> Result<(String, String), String> {
@@ -72,6 +84,52 @@ async fn fetch(client: &Client, request: &FetchRequest) -> Result<FetchResponse,
 
 /// The snapshot file text of a response.
 pub fn snapshot_text(response: &FetchResponse) -> Result<String, CliError> {
+    snapshot_with(response, None)
+}
+
+/// The leaf paths whose values differ between the samples (the first is the snapshot). Samples
+/// that differ in status, kind of body or shape are an error naming the sample and the path,
+/// never a value.
+fn learn_volatile(samples: &[FetchResponse]) -> Result<Vec<String>, CliError> {
+    let retake = "take the snapshot again when the endpoint answers steadily";
+    let Some(first) = samples.first() else {
+        return Ok(Vec::new());
+    };
+    let mut bodies = Vec::with_capacity(samples.len());
+    for (i, sample) in samples.iter().enumerate() {
+        if sample.status != first.status {
+            return Err(CliError(format!(
+                "sample {} answered HTTP {}, sample 1 HTTP {}; {retake}",
+                i + 1,
+                sample.status,
+                first.status
+            )));
+        }
+        let json = sample
+            .content_type()
+            .is_some_and(apidrift_diff::is_json_media_type)
+            .then(|| std::str::from_utf8(&sample.body).ok())
+            .flatten()
+            .and_then(|t| apidrift_diff::parse(t).ok());
+        match json {
+            Some(j) => bodies.push(j),
+            None => {
+                return Err(CliError(format!(
+                    "sample {} is not a JSON body: --samples learns volatile fields of JSON \
+                     responses only; take the snapshot without it",
+                    i + 1
+                )));
+            }
+        }
+    }
+    apidrift_diff::volatile_paths(&bodies, &apidrift_diff::Options::default())
+        .map_err(|e| CliError(e.to_string()))
+}
+
+fn snapshot_with(
+    response: &FetchResponse,
+    volatile: Option<&[String]>,
+) -> Result<String, CliError> {
     let mut headers = Map::new();
     for (name, value) in &response.headers {
         match headers.get_mut(name) {
@@ -100,8 +158,16 @@ pub fn snapshot_text(response: &FetchResponse) -> Result<String, CliError> {
             format!("\"body\":null,\"bodyText\":{encoded}")
         }
     };
+    let volatile = match volatile {
+        Some(paths) => format!(
+            ",\"volatilePaths\":{}",
+            serde_json::to_string(paths)
+                .map_err(|e| CliError(format!("cannot encode the volatile paths: {e}")))?
+        ),
+        None => String::new(),
+    };
     Ok(format!(
-        "{{\"apidriftSnapshot\":1,\"status\":{},\"headers\":{headers},{body}}}\n",
+        "{{\"apidriftSnapshot\":1,\"status\":{},\"headers\":{headers},{body}{volatile}}}\n",
         response.status
     ))
 }
@@ -140,9 +206,23 @@ pub fn run(global: &GlobalArgs, args: SnapshotArgs) -> Result<ExitCode, CliError
             value: SecretString::new(value),
         })
         .collect();
+    let (samples, pause) = (args.samples, Duration::from_millis(args.sample_interval_ms));
     let text = crate::db::block_on(async {
-        let response = fetch(&client, &request).await?;
-        snapshot_text(&response)
+        let mut taken = Vec::with_capacity(usize::from(samples));
+        for i in 0..samples {
+            if i > 0 {
+                tokio::time::sleep(pause).await;
+            }
+            taken.push(fetch(&client, &request).await?);
+        }
+        let Some(first) = taken.first() else {
+            return Err(CliError("no response was taken".into()));
+        };
+        if samples == 1 {
+            snapshot_text(first)
+        } else {
+            snapshot_with(first, Some(&learn_volatile(&taken)?))
+        }
     })??;
     match args.output {
         Some(path) => std::fs::write(&path, text)
