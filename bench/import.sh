@@ -57,6 +57,9 @@ SIZE="$(stat -c %s "$DOC")"
 { printf '{"import": true, "document": '; cat "$DOC"; printf '}'; } >"$WORK/body.json"
 
 rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$1/status"; }
+# Anonymous memory (heap, SQLite's page cache) and file-backed pages (the database file mapped by
+# SQLite's mmap_size, reclaimable by the kernel) of the RSS.
+split() { awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} END {printf "anon %.1f MiB, file %.1f MiB", a/1024, f/1024}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$1/status"; }
 
 # Yardstick: serde_json parsing the document (twice in one process: half is one parse).
@@ -94,6 +97,7 @@ for run in $(seq 1 "$RUNS"); do
     CSRF="$(curl -s -b "$JAR" "$BASE/console/import" | sed -n 's/.*name="_csrf" value="\([^"]*\)".*/\1/p' | head -n 1)"
     sleep 1
     before="$(rss "$SERVER_PID")"
+    split_before="$(split "$SERVER_PID")"
     # Poll /healthz during the import; keep the worst latency.
     ( worst=0; while [[ ! -f "$WORK/done-$run" ]]; do
           t="$(curl -s -o /dev/null -w '%{time_total}' "$BASE/healthz")"
@@ -109,6 +113,10 @@ for run in $(seq 1 "$RUNS"); do
     created="$(python3 -c "import json; print(json.load(open('$WORK/answer.json'))['import']['created'])")"
     sleep 1
     after1="$(rss "$SERVER_PID")"
+    # The allocator returns freed pages after a decay time (jemalloc: about 10 s).
+    sleep "${SETTLE:-15}"
+    settled="$(rss "$SERVER_PID")"
+    split_after1="$(split "$SERVER_PID")"
     read -r code2 t2 <<<"$(import_once)"
     again="$(python3 -c "import json; a=json.load(open('$WORK/answer.json'))['import']; print(a['created'], sum(1 for s in a['skipped'] if s['reason']=='already registered'))")"
     touch "$WORK/done-$run"
@@ -133,5 +141,7 @@ print(f"  RSS {before / mb:.1f} MiB -> {after1 / mb:.1f} after the import ({(aft
       f"peak {peak / mb:.1f} MiB ({(peak - before) / size:.2f}x)")
 print(f"  worst /healthz during the imports: {float(worst) * 1000:.0f} ms")
 PY
+    python3 -c "import sys; b, a, s = map(int, sys.argv[1:4]); print(f'  RSS {a/2**20:.1f} MiB 1 s after the import, {s/2**20:.1f} MiB ${SETTLE:-15} s after: growth {(s-b)/$SIZE:.2f}x the document')" "$before" "$after1" "$settled"
+    echo "  RSS split before: $split_before; ${SETTLE:-15} s after the import: $split_after1"
     echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

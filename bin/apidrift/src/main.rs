@@ -18,6 +18,13 @@ mod error;
 mod logging;
 
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+
+/// jemalloc, not the system allocator: glibc's malloc keeps the memory a request freed (an
+/// OpenAPI import parses a document of a few MB into tens of MB of trees, for a moment) in its
+/// arenas for good, so the process stayed near its peak. jemalloc's background thread returns
+/// pages that stay unused for a few seconds to the system.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use config::GlobalArgs;
 use std::process::ExitCode;
 

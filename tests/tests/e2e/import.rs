@@ -260,15 +260,31 @@ fn stripe_import(backend: Backend) -> TestResult {
         "{metrics}"
     );
 
-    // Resident memory after the imports, against the document (D22 asks for at most 4×; not
-    // met yet: glibc keeps what the import freed, see docs/operations.md). Printed, not asserted.
-    let after = rss(server.pid()).ok_or("no RSS")?;
+    // Resident memory after the imports, against the document, once the allocator has given
+    // back what the imports freed (jemalloc's background thread, within about 10 s of the last
+    // free; polled for up to a minute). With glibc's malloc it stayed at 23–79× for good. The
+    // bound is 8×, not the 4× of the release benchmark (bench/import.sh: 2.6×): this is a debug
+    // binary, and on SQLite the page cache (up to 32 MiB per connection, by design) keeps part
+    // of what the import wrote — measured 3.7× on PostgreSQL and 5.4× on SQLite here.
+    let limit = 8 * u64::try_from(doc.len())?;
+    let waited = Instant::now();
+    let mut after = rss(server.pid()).ok_or("no RSS")?;
+    while after.saturating_sub(before) > limit && waited.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(500));
+        after = rss(server.pid()).ok_or("no RSS")?;
+    }
     let growth = after.saturating_sub(before);
     eprintln!(
-        "import of {} bytes: {took:?}; RSS {before} → {after} (growth {:.2} × the document); \
-         /healthz worst {worst:?} over {polls} polls",
+        "import of {} bytes: {took:?}; RSS {before} → {after} after {:?} (growth {:.2} × the \
+         document); /healthz worst {worst:?} over {polls} polls",
         doc.len(),
+        waited.elapsed(),
         growth as f64 / doc.len() as f64
+    );
+    assert!(
+        growth <= limit,
+        "RSS grew by {growth} bytes for a {}-byte document (more than 8×) and stayed there",
+        doc.len()
     );
     Ok(())
 }
