@@ -152,16 +152,32 @@ fn demo_shows_a_drift_offline_and_cleans_up_on_sigterm() -> TestResult {
 #[test]
 fn demo_takes_a_port_and_no_database_flags() -> TestResult {
     let tmp = tempfile::tempdir()?;
-    let out = std::process::Command::new(apidrift_e2e::binary())
-        .args(["demo", "--database-url", "sqlite://x.db"])
-        .current_dir(tmp.path())
-        .output()?;
+    let tmp_text = tmp.path().display().to_string();
+    let run = |args: &[&str]| {
+        std::process::Command::new(apidrift_e2e::binary())
+            .args(args)
+            .current_dir(tmp.path())
+            .env("TMPDIR", &tmp_text)
+            .output()
+    };
+    let out = run(&["demo", "--database-url", "sqlite://x.db"])?;
     assert_eq!(out.status.code(), Some(2));
-    let help = std::process::Command::new(apidrift_e2e::binary())
-        .args(["demo", "--help"])
-        .output()?;
+    let help = run(&["demo", "--help"])?;
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("--port"), "{help}");
-    assert_eq!(std::fs::read_dir(tmp.path())?.count(), 0, "nothing created");
+
+    // A port in use: one line naming it, exit 2, and the temporary directory is gone.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = busy.local_addr()?.port().to_string();
+    let out = run(&["demo", "--port", &port])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path())?.count(), 0, "nothing left");
+    drop(busy);
     Ok(())
 }

@@ -181,8 +181,20 @@ pub async fn serve(
         state = state.with_limiter(limiter.clone());
         leased = Some(limiter);
     }
-    let app = Application::build(state, &settings.server.bind, settings.server.workers)
-        .map_err(|e| CliError(format!("cannot listen on {}: {e}", settings.server.bind)))?;
+    let app = match Application::build(state, &settings.server.bind, settings.server.workers) {
+        Ok(app) => app,
+        Err(e) => {
+            // The worker's runtime must be shut down here, not dropped in this async context
+            // (which panics).
+            if let Some(w) = worker {
+                w.stop().await;
+            }
+            return Err(CliError(format!(
+                "cannot listen on {}: {e}",
+                settings.server.bind
+            )));
+        }
+    };
     let addr = app.addr();
     tracing::info!(address = %addr, "listening");
     let ready = startup.listening(&service, addr).await;
