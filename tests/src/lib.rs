@@ -40,7 +40,7 @@ pub fn binary() -> PathBuf {
 }
 
 /// Subcommands that use no database (and take no database flags).
-pub const OFFLINE_COMMANDS: &[&str] = &["diff", "validate", "keygen", "snapshot"];
+pub const OFFLINE_COMMANDS: &[&str] = &["diff", "validate", "keygen", "snapshot", "demo"];
 
 /// The database flags for a command run by a test against `url`: none for an offline command,
 /// else `--database-url URL`, plus `--create` for the commands that accept it (`migrate`,

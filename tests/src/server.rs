@@ -46,19 +46,30 @@ impl Server {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Result<Server, String> {
-        let mut cmd = Command::new(crate::binary());
-        cmd.args([
+        let mut args = vec![
             "serve",
             "--bind",
             "127.0.0.1:0",
             "--database-url",
             database_url,
-        ])
-        .args(extra)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        ];
+        args.extend_from_slice(extra);
+        Server::start_command(&args, dir, env)
+    }
+
+    /// Starts `apidrift ARGS…` (a command that serves, such as `serve` or `demo`) in `dir` with
+    /// `env` and waits (up to 60 s) for its `listening on` line.
+    pub fn start_command(
+        args: &[&str],
+        dir: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Result<Server, String> {
+        let mut cmd = Command::new(crate::binary());
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for name in CLEARED {
             cmd.env_remove(name);
         }
@@ -116,7 +127,7 @@ impl Server {
                     let _ = child.wait();
                     std::thread::sleep(Duration::from_millis(100));
                     let text = output.lock().map(|o| o.clone()).unwrap_or_default();
-                    return Err(format!("serve did not start:\n{text}"));
+                    return Err(format!("{args:?} did not start:\n{text}"));
                 }
             }
         }

@@ -145,6 +145,10 @@ enum Command {
     Webhook(DbGroup<cmd::webhook::WebhookCommand>),
     /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
     Snapshot(cmd::snapshot::SnapshotArgs),
+    /// Try apidrift offline in one command: a throwaway service on a temporary database, a
+    /// sample upstream that drifts, a diff on screen and the console to look at it; Ctrl-C ends
+    /// it and deletes everything it created.
+    Demo(cmd::demo::DemoArgs),
 }
 
 /// How to create a database on purpose, for commands without `--create`.
@@ -204,6 +208,8 @@ fn main() -> ExitCode {
         }),
         // Offline: the outbound allow-list comes from the environment alone.
         Command::Snapshot(args) => cmd::snapshot::run(&GlobalArgs::default(), args),
+        // Its own temporary database and allow-list; no database flags.
+        Command::Demo(args) => cmd::demo::run(args),
     };
     match result {
         Ok(code) => code,

@@ -292,6 +292,24 @@ pub enum UrlError {
     Blocked(String),
 }
 
+/// The tail of the [`UrlError::Blocked`] detail of a `*.local` or `*.internal` name, which no
+/// allow-list admits (its reason says so instead of naming the allow-list).
+const INTERNAL_NAME: &str = "is an internal name";
+
+/// The reason for a refused address or loopback name: what was refused and how a self-hosted
+/// install allows it.
+const BLOCKED_REASON: &str = "private, loopback and link-local hosts are rejected; to allow \
+     one on a self-hosted install, add its address range to APIDRIFT_OUTBOUND__ALLOW_CIDRS \
+     (e.g. APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32) or to allow_cidrs in the [outbound] \
+     section of the configuration file";
+
+/// The reason for a refused `*.local` or `*.internal` name, which no allow-list admits.
+const BLOCKED_NAME_REASON: &str = "private, loopback and link-local hosts are rejected, and \
+     .local and .internal names always are; to reach such a host on a self-hosted install, use \
+     its IP address and add it to APIDRIFT_OUTBOUND__ALLOW_CIDRS (e.g. \
+     APIDRIFT_OUTBOUND__ALLOW_CIDRS=10.0.0.5/32) or to allow_cidrs in the [outbound] section of \
+     the configuration file";
+
 impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -300,9 +318,10 @@ impl fmt::Display for UrlError {
             UrlError::Credentials => f.write_str("must not contain credentials (user:password@)"),
             UrlError::TooLong => write!(f, "longer than {MAX_URL_LEN} characters"),
             UrlError::Port => f.write_str("port 0 is not allowed"),
-            UrlError::Blocked(_) => {
-                f.write_str("private, loopback and link-local hosts are rejected")
+            UrlError::Blocked(detail) if detail.ends_with(INTERNAL_NAME) => {
+                f.write_str(BLOCKED_NAME_REASON)
             }
+            UrlError::Blocked(_) => f.write_str(BLOCKED_REASON),
         }
     }
 }
@@ -335,7 +354,7 @@ pub fn check_name(name: &str, allow: &AllowList) -> Result<(), UrlError> {
         return Err(UrlError::Blocked(format!("{name} is a loopback name")));
     }
     if is("local") || is("internal") {
-        return Err(UrlError::Blocked(format!("{name} is an internal name")));
+        return Err(UrlError::Blocked(format!("{name} {INTERNAL_NAME}")));
     }
     Ok(())
 }
@@ -504,6 +523,40 @@ mod tests {
         assert!(check_url("http://db.internal/", &allow).is_err());
         assert!(AllowList::parse("nonsense").is_err());
         assert!(AllowList::parse("10.0.0.0/33").is_err());
+    }
+
+    #[test]
+    fn refusals_say_how_to_allow_the_address() {
+        let none = AllowList::default();
+        for url in [
+            "http://127.0.0.1:8080/",
+            "http://10.1.2.3/",
+            "http://localhost/",
+        ] {
+            let reason = check_url(url, &none).err().map(|e| e.to_string());
+            let reason = reason.unwrap_or_default();
+            assert!(
+                reason.starts_with("private, loopback and link-local hosts are rejected; ")
+                    && reason.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32")
+                    && reason.contains("allow_cidrs in the [outbound] section"),
+                "{url}: {reason}"
+            );
+        }
+        // No allow-list admits these names: the reason says to use the address instead.
+        let reason = check_url("http://db.internal/", &none)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            reason.contains(".local and .internal names always are")
+                && reason.contains("use its IP address")
+                && reason.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS"),
+            "{reason}"
+        );
+        // Never an internal decision id.
+        for text in [BLOCKED_REASON, BLOCKED_NAME_REASON] {
+            assert!(!text.contains("(D"), "{text}");
+        }
     }
 
     #[test]

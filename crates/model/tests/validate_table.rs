@@ -8,7 +8,17 @@ use apidrift_model::validate::{
 use apidrift_model::{Cadence, DiffMode, Frequency, HttpMethod};
 use serde_json::{Value, json};
 
-const BLOCKED: &str = "url: private, loopback and link-local hosts are rejected";
+/// A refused address says how a self-hosted install allows it.
+const BLOCKED: &str = "url: private, loopback and link-local hosts are rejected; to allow one on a \
+     self-hosted install, add its address range to APIDRIFT_OUTBOUND__ALLOW_CIDRS \
+     (e.g. APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32) or to allow_cidrs in the [outbound] \
+     section of the configuration file";
+/// `.local` and `.internal` names, which no allow-list admits, point at the address instead.
+const BLOCKED_NAME: &str = "url: private, loopback and link-local hosts are rejected, and .local \
+     and .internal names always are; to reach such a host on a self-hosted install, use its IP \
+     address and add it to APIDRIFT_OUTBOUND__ALLOW_CIDRS \
+     (e.g. APIDRIFT_OUTBOUND__ALLOW_CIDRS=10.0.0.5/32) or to allow_cidrs in the [outbound] \
+     section of the configuration file";
 const SCHEME: &str = "url: must be an absolute http or https URL";
 
 fn reason(entry: Value) -> String {
@@ -182,9 +192,9 @@ fn invalid_entries_name_the_field() {
         (with_url("http://example.com@127.0.0.1/"), BLOCKED),
         (with_url("http://127.0.0.1#@example.com/"), BLOCKED),
         (with_url("http://127.0.0.1?@example.com/"), BLOCKED),
-        (with_url("http://metadata.google.internal/"), BLOCKED),
-        (with_url("http://service.internal/"), BLOCKED),
-        (with_url("http://printer.local/"), BLOCKED),
+        (with_url("http://metadata.google.internal/"), BLOCKED_NAME),
+        (with_url("http://service.internal/"), BLOCKED_NAME),
+        (with_url("http://printer.local/"), BLOCKED_NAME),
         // method
         (
             json!({ "name": "n", "url": "https://example.com/", "method": "FETCH" }),
@@ -822,7 +832,7 @@ fn allow_list_is_an_input() {
     let internal = json!({ "name": "x", "url": "http://api.internal/" });
     assert_eq!(
         validate_entry(&internal, &allow).err().as_deref(),
-        Some(BLOCKED)
+        Some(BLOCKED_NAME)
     );
 }
 

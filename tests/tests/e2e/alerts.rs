@@ -325,6 +325,14 @@ fn alerts_accept_and_restart(backend: Backend) -> TestResult {
         b["error"].as_str().unwrap_or_default().starts_with("url:"),
         "{b}"
     );
+    // The refusal says how a self-hosted install allows the address.
+    assert!(
+        b["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32"),
+        "{b}"
+    );
     let (s, b) = call(
         &server,
         "POST",
@@ -670,7 +678,12 @@ fn webhook_cli() -> TestResult {
         "http://10.0.0.1/h",
     ])?;
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("url:"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("url:"), "{stderr}");
+    assert!(
+        stderr.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS") && stderr.contains("[outbound]"),
+        "{stderr}"
+    );
     // Native kinds: `create` is `add`; the Slack URL and the routing key come on stdin and are
     // never printed.
     for (kind, flag, input) in [

@@ -481,13 +481,19 @@ fn routes_statuses_and_isolation_logged(backend: Backend, format: LogFormat) -> 
         })
         .collect();
     assert_eq!(reasons.len(), 5, "{reasons:?}");
-    assert_eq!(
-        reasons[0],
-        (
-            "private",
-            "url: private, loopback and link-local hosts are rejected",
-            1
-        )
+    assert_eq!((reasons[0].0, reasons[0].2), ("private", 1));
+    // The refusal says how a self-hosted install allows the address.
+    assert!(
+        reasons[0]
+            .1
+            .starts_with("url: private, loopback and link-local hosts are rejected; ")
+            && reasons[0]
+                .1
+                .contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32")
+            && reasons[0]
+                .1
+                .contains("allow_cidrs in the [outbound] section"),
+        "{reasons:?}"
     );
     assert_eq!(reasons[1], ("", "name: required", 2));
     assert_eq!(

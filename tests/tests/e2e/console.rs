@@ -732,6 +732,11 @@ fn webhooks_page_adds_lists_and_removes() -> TestResult {
     assert_eq!(res.status, 400, "{}", res.text());
     let text = res.text();
     assert!(text.contains("id=\"webhook-error\">url: "), "{text}");
+    // The reason on the page says how a self-hosted install allows the address.
+    assert!(
+        text.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32"),
+        "{text}"
+    );
     assert!(text.contains("value=\"http://10.1.2.3/h\""), "{text}");
     assert!(text.contains("No webhooks yet."));
     // Without the CSRF token: refused, nothing stored.

@@ -332,7 +332,7 @@ fn help_of(path: &[String]) -> String {
 
 #[test]
 fn every_help_text_is_clean() -> TestResult {
-    let offline = ["diff", "validate", "keygen", "snapshot"];
+    let offline = ["diff", "validate", "keygen", "snapshot", "demo"];
     let with_database = [
         "serve",
         "migrate",

@@ -3,6 +3,7 @@
 pub mod backup;
 pub mod baseline;
 pub mod contract;
+pub mod demo;
 pub mod diff;
 pub mod endpoint;
 pub mod gate;

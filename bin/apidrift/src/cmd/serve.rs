@@ -21,6 +21,7 @@ use apidrift_seal::KeyRing;
 use apidrift_store::{Backend, Store};
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -50,6 +51,46 @@ pub enum Role18 {
     All,
 }
 
+impl ServeArgs {
+    /// `serve` with every default: migrations, first-run setup, both roles.
+    pub fn defaults() -> ServeArgs {
+        ServeArgs {
+            bind: None,
+            no_migrate: false,
+            no_bootstrap: false,
+            role: Role18::All,
+        }
+    }
+}
+
+/// What the command running the service does at two moments of its start: `serve` announces
+/// them on stdout ([`Announce`]); `demo` registers its endpoints and prints a tour instead.
+pub trait Startup {
+    /// The first start against an empty database created the workspace `default`, an owner
+    /// token and the console's first user (shown only now).
+    fn first_run(&mut self, settings: &Settings, first: FirstRun);
+
+    /// The port is bound and the worker runs; the server answers once this returns. An error
+    /// stops the start.
+    async fn listening(&mut self, service: &Arc<Service>, addr: SocketAddr)
+    -> Result<(), CliError>;
+}
+
+/// `serve`'s [`Startup`]: prints the first-run secrets and the `listening on` line.
+struct Announce;
+
+impl Startup for Announce {
+    fn first_run(&mut self, settings: &Settings, first: FirstRun) {
+        announce(settings, &first);
+    }
+
+    async fn listening(&mut self, _: &Arc<Service>, addr: SocketAddr) -> Result<(), CliError> {
+        say(&format!("apidrift: listening on http://{addr}"));
+        say(&format!("apidrift: console at http://{addr}/console"));
+        Ok(())
+    }
+}
+
 pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
     let env: HashMap<String, String> = std::env::vars().collect();
     let overrides = Overrides {
@@ -60,14 +101,18 @@ pub fn run(global: &GlobalArgs, args: ServeArgs) -> Result<ExitCode, CliError> {
     crate::logging::init(&settings.log)?;
     let limits = rate_limits(&settings.limits)?;
     let allow = db::allow_list(&settings)?;
-    actix_web::rt::System::new().block_on(serve(settings, args, limits, allow))
+    actix_web::rt::System::new().block_on(serve(settings, args, limits, allow, &mut Announce))
 }
 
-async fn serve(
+/// Runs the service until SIGTERM or SIGINT: opens (and migrates) the store, sets up the first
+/// start, builds the one [`Service`], starts the worker and serves the API and the console on
+/// `settings.server.bind`. Must run inside an actix system.
+pub async fn serve(
     settings: Settings,
     args: ServeArgs,
     limits: RateLimits,
     allow: AllowList,
+    startup: &mut impl Startup,
 ) -> Result<ExitCode, CliError> {
     let store = db::open(&settings, !args.no_migrate).await?;
     let keys = if args.no_bootstrap {
@@ -84,7 +129,7 @@ async fn serve(
     if !args.no_bootstrap
         && let Some(first) = service.bootstrap().await?
     {
-        announce(&settings, &first);
+        startup.first_run(&settings, first);
     }
     // A run that died with its process (kill -9) left its endpoint `checking`: give back the
     // health it had before, once the run's deadline has passed (the worker repeats this).
@@ -127,7 +172,7 @@ async fn serve(
         return Ok(ExitCode::SUCCESS);
     }
     let shared = store.backend() == Backend::Postgres;
-    let mut state = AppState::new(service, limits)
+    let mut state = AppState::new(service.clone(), limits)
         .with_metrics_token(settings.metrics.token.as_ref().map(|t| t.expose()));
     let mut leased = None;
     if shared {
@@ -138,19 +183,36 @@ async fn serve(
         state = state.with_limiter(limiter.clone());
         leased = Some(limiter);
     }
-    let app = Application::build(state, &settings.server.bind, settings.server.workers)
-        .map_err(|e| CliError(format!("cannot listen on {}: {e}", settings.server.bind)))?;
+    let app = match Application::build(state, &settings.server.bind, settings.server.workers) {
+        Ok(app) => app,
+        Err(e) => {
+            // The worker's runtime must be shut down here, not dropped in this async context
+            // (which panics).
+            if let Some(w) = worker {
+                w.stop().await;
+            }
+            return Err(CliError(format!(
+                "cannot listen on {}: {e}",
+                settings.server.bind
+            )));
+        }
+    };
     let addr = app.addr();
     tracing::info!(address = %addr, "listening");
-    say(&format!("apidrift: listening on http://{addr}"));
-    say(&format!("apidrift: console at http://{addr}/console"));
-    let served = app.run().await;
+    let ready = startup.listening(&service, addr).await;
+    // The server starts when it is first polled: after a failed start it is dropped unstarted,
+    // and the worker is still stopped below before the failure is reported.
+    let served = match ready {
+        Ok(()) => app.run().await,
+        Err(_) => Ok(()),
+    };
     if let Some(limiter) = leased {
         limiter.give_back_all().await;
     }
     if let Some(w) = worker {
         w.stop().await;
     }
+    ready?;
     served.map_err(|e| CliError(format!("server failed: {e}")))?;
     tracing::info!("stopped");
     Ok(ExitCode::SUCCESS)
@@ -265,13 +327,13 @@ async fn wait_for_signal() {
 }
 
 /// A line on stdout, flushed at once (scripts wait for it).
-fn say(text: &str) {
+pub fn say(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
     let _ = out.flush();
 }
 
-fn rate_limits(s: &LimitSettings) -> Result<RateLimits, CliError> {
+pub fn rate_limits(s: &LimitSettings) -> Result<RateLimits, CliError> {
     if s.import_max_bytes == 0 {
         return Err(CliError(
             "limits.import_max_bytes: must be at least 1 (default 33554432, 32 MiB)".into(),

@@ -849,9 +849,11 @@ paths:
         let c = candidates(&doc, &AllowList::default(), None);
         assert_eq!(c[1].name, "listUsers");
         assert!(!c[1].importable);
-        assert_eq!(
-            c[1].reason.as_deref(),
-            Some("url: private, loopback and link-local hosts are rejected")
+        let reason = c[1].reason.as_deref().unwrap_or_default();
+        assert!(
+            reason.starts_with("url: private, loopback and link-local hosts are rejected; ")
+                && reason.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32"),
+            "{reason}"
         );
         Ok(())
     }
