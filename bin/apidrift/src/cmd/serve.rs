@@ -80,8 +80,8 @@ pub trait Startup {
 struct Announce;
 
 impl Startup for Announce {
-    fn first_run(&mut self, settings: &Settings, first: FirstRun) {
-        announce(settings, &first);
+    fn first_run(&mut self, _: &Settings, first: FirstRun) {
+        announce(&first);
     }
 
     async fn listening(&mut self, _: &Arc<Service>, addr: SocketAddr) -> Result<(), CliError> {
@@ -241,7 +241,7 @@ async fn first_start_key(
 
 /// Prints what the first start created: the owner token and the console user's one-time
 /// password, shown only now.
-fn announce(settings: &Settings, first: &FirstRun) {
+fn announce(first: &FirstRun) {
     tracing::info!(workspace = %first.workspace_id, token_id = %first.token.token.id, "first start: created workspace `default` and an owner token");
     say(&format!(
         "apidrift: first start: created workspace \"default\" ({})\n\
@@ -250,11 +250,12 @@ fn announce(settings: &Settings, first: &FirstRun) {
         first.workspace_id,
         first.token.expose()
     ));
+    // The console's address follows once the port is bound (`listening`): the configured bind
+    // address may name port 0 or every interface.
     say(&format!(
         "apidrift: console user {} (owner), one-time password (shown only now):\n\
-         {}\n\
-         apidrift: console at http://{}/console",
-        first.admin_email, first.admin_password, settings.server.bind
+         {}",
+        first.admin_email, first.admin_password
     ));
 }
 
