@@ -191,32 +191,6 @@ fn verify(secret: &str, sig: &str, body: &[u8]) -> bool {
     hex == v1
 }
 
-impl Env {
-    fn workspace_and_token(
-        &self,
-        create: &[&str],
-        role: &str,
-    ) -> Result<(String, String), Box<dyn Error>> {
-        let mut args = vec!["workspace", "create", "--name", "w"];
-        args.extend_from_slice(create);
-        let ws = self.cli(&args)?["id"].as_str().ok_or("no id")?.to_owned();
-        let token = self.cli(&[
-            "token",
-            "create",
-            "--workspace",
-            &ws,
-            "--scopes",
-            ALL_SCOPES,
-            "--role",
-            role,
-        ])?["token"]
-            .as_str()
-            .ok_or("no token")?
-            .to_owned();
-        Ok((ws, token))
-    }
-}
-
 macro_rules! both_backends {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
@@ -290,7 +264,7 @@ fn alerts_accept_and_restart(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
-    let (ws, token) = env.workspace_and_token(&[], "admin")?;
+    let (ws, token) = env.workspace_and_token(&[], ALL_SCOPES, "admin")?;
     let (_, member) = {
         let m = env.cli(&[
             "token",
@@ -549,9 +523,12 @@ fn schedules_and_quota(backend: Backend) -> TestResult {
     };
     // Starter plan, a quota of 3: the first run captures (three samples, the default of
     // `[baseline] first_samples`), two runs check, then runs are skipped.
-    let (_, token) =
-        env.workspace_and_token(&["--plan", "starter", "--check-quota", "3"], "admin")?;
-    let (_, free_token) = env.workspace_and_token(&["--plan", "free"], "admin")?;
+    let (_, token) = env.workspace_and_token(
+        &["--plan", "starter", "--check-quota", "3"],
+        ALL_SCOPES,
+        "admin",
+    )?;
+    let (_, free_token) = env.workspace_and_token(&["--plan", "free"], ALL_SCOPES, "admin")?;
     let up = Loopback::start(BODY)?;
     let server = env.serve(&[
         ("APIDRIFT_WORKER__PERIOD_OVERRIDE_MS", "400"),
@@ -627,7 +604,7 @@ fn webhook_cli() -> TestResult {
     let Some(env) = Env::new(Backend::Sqlite, ENV)? else {
         return Ok(());
     };
-    let (ws, _) = env.workspace_and_token(&[], "admin")?;
+    let (ws, _) = env.workspace_and_token(&[], ALL_SCOPES, "admin")?;
     let added = env.cli(&[
         "webhook",
         "add",
@@ -940,7 +917,7 @@ fn native_channels(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
-    let (_, token) = env.workspace_and_token(&[], "admin")?;
+    let (_, token) = env.workspace_and_token(&[], ALL_SCOPES, "admin")?;
     let up = Loopback::start(BODY)?;
     let slack = Loopback::start("ok")?;
     let discord = Loopback::start("")?;

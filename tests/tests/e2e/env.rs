@@ -87,6 +87,36 @@ impl Env {
         Ok(self.command(args).output()?)
     }
 
+    /// Creates a workspace named `w` (`create`: more flags of `workspace create`, e.g. `--plan
+    /// starter`) and a token of it with `scopes` and `role`: (workspace id, token).
+    pub fn workspace_and_token(
+        &self,
+        create: &[&str],
+        scopes: &str,
+        role: &str,
+    ) -> Result<(String, String), Box<dyn Error>> {
+        let mut args = vec!["workspace", "create", "--name", "w"];
+        args.extend_from_slice(create);
+        let ws = self.cli(&args)?["id"]
+            .as_str()
+            .ok_or("no workspace id")?
+            .to_owned();
+        let token = self.cli(&[
+            "token",
+            "create",
+            "--workspace",
+            &ws,
+            "--scopes",
+            scopes,
+            "--role",
+            role,
+        ])?["token"]
+            .as_str()
+            .ok_or("no token")?
+            .to_owned();
+        Ok((ws, token))
+    }
+
     /// Runs a command that must succeed and print JSON.
     pub fn cli(&self, args: &[&str]) -> Result<Value, Box<dyn Error>> {
         let out = self.run(args)?;

@@ -208,23 +208,7 @@ fn learned_volatile_paths_and_identity_keys(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
-    let ws = env.cli(&["workspace", "create", "--name", "w", "--check-quota", "100"])?["id"]
-        .as_str()
-        .ok_or("no id")?
-        .to_owned();
-    let token = env.cli(&[
-        "token",
-        "create",
-        "--workspace",
-        &ws,
-        "--scopes",
-        SCOPES,
-        "--role",
-        "admin",
-    ])?["token"]
-        .as_str()
-        .ok_or("no token")?
-        .to_owned();
+    let (_, token) = env.workspace_and_token(&["--check-quota", "100"], SCOPES, "admin")?;
     let server = env.serve(&[])?;
     let up = Upstream::start()?;
 
@@ -486,32 +470,11 @@ fn scheduled_first_baseline_learns_volatile_paths(backend: Backend) -> TestResul
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(());
     };
-    let ws = env.cli(&[
-        "workspace",
-        "create",
-        "--name",
-        "w",
-        "--plan",
-        "starter",
-        "--check-quota",
-        "1000",
-    ])?["id"]
-        .as_str()
-        .ok_or("no id")?
-        .to_owned();
-    let token = env.cli(&[
-        "token",
-        "create",
-        "--workspace",
-        &ws,
-        "--scopes",
+    let (_, token) = env.workspace_and_token(
+        &["--plan", "starter", "--check-quota", "1000"],
         SCOPES,
-        "--role",
         "admin",
-    ])?["token"]
-        .as_str()
-        .ok_or("no token")?
-        .to_owned();
+    )?;
     let server = env.serve(&[
         ("APIDRIFT_WORKER__PERIOD_OVERRIDE_MS", "300"),
         ("APIDRIFT_WORKER__FIRST_RUN_JITTER", "false"),
