@@ -2,8 +2,12 @@
 //! `chromium-driver`, installed by `scripts/install-browser.sh`), driven over the W3C WebDriver
 //! protocol by a small client on `std::net` (no extra crates). Flows: log in, see endpoints and
 //! their health, open a diff and accept it, create a token and use it against the API, revoke it
-//! and see 401, probe a loopback URL, import a small OpenAPI document. Screenshots go to a temporary folder, or to
-//! `docs/img/` with `APIDRIFT_UPDATE_SCREENSHOTS=1`.
+//! and see 401, probe a loopback URL, import a small OpenAPI document; then add a webhook,
+//! capture a baseline with 3 samples (learned volatile paths), edit an endpoint (a field and an
+//! identity key), pause and resume it, see its history chart after a few checks and a grouped
+//! diff, open the webhook's delivery log and send a test, and delete the endpoint after its
+//! confirmation. Screenshots go to a temporary folder, or to `docs/img/` with
+//! `APIDRIFT_UPDATE_SCREENSHOTS=1`.
 //!
 //! Fails with one clear line when `/usr/bin/chromium` or `/usr/bin/chromedriver` is missing.
 //! `APIDRIFT_SKIP_BROWSER=1` skips it on a developer machine without a browser; under CI (the
@@ -227,6 +231,36 @@ impl Driver {
         }
     }
 
+    /// The address of the current page.
+    fn url(&self) -> Result<String, Box<dyn Error>> {
+        Ok(self
+            .cmd("GET", "/url", None)?
+            .as_str()
+            .unwrap_or("")
+            .to_owned())
+    }
+
+    /// Polls the page source until `want` holds, reloading `url` between looks (for what the
+    /// worker does in the background, e.g. a webhook delivery).
+    fn wait_source(
+        &self,
+        url: &str,
+        want: impl Fn(&str) -> bool,
+    ) -> Result<String, Box<dyn Error>> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            self.go(url)?;
+            let source = self.source()?;
+            if want(&source) {
+                return Ok(source);
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("{url}: waited for the expected page, saw {source}").into());
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
     fn source(&self) -> Result<String, Box<dyn Error>> {
         Ok(self
             .cmd("GET", "/source", None)?
@@ -235,12 +269,94 @@ impl Driver {
             .to_owned())
     }
 
+    /// Resizes the window (taller for a screenshot of a whole long page).
+    fn window(&self, width: u32, height: u32) -> Result<(), Box<dyn Error>> {
+        self.cmd(
+            "POST",
+            "/window/rect",
+            Some(&json!({ "width": width, "height": height })),
+        )?;
+        Ok(())
+    }
+
     fn screenshot(&self, name: &str) -> Result<(), Box<dyn Error>> {
         let png = self.cmd("GET", "/screenshot", None)?;
         let bytes = base64::engine::general_purpose::STANDARD.decode(png.as_str().unwrap_or(""))?;
         std::fs::create_dir_all(&self.shots)?;
         std::fs::write(self.shots.join(format!("{name}.png")), bytes)?;
         Ok(())
+    }
+}
+
+/// A loopback upstream whose JSON body is a template: each `{n}` becomes a counter that grows
+/// with every request (a request id and a counter that change on every call, as live APIs
+/// have). POSTs (webhook deliveries and tests) are read whole and answered 200 `{}`.
+struct Lively {
+    base: String,
+    template: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Lively {
+    fn start(template: &str) -> Result<Lively, Box<dyn Error>> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let template = std::sync::Arc::new(std::sync::Mutex::new(template.to_owned()));
+        let shared = template.clone();
+        let counter = std::sync::Arc::new(AtomicU64::new(0));
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().map_while(Result::ok) {
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut raw = Vec::new();
+                let mut buf = [0u8; 8192];
+                let Some(head_end) = (loop {
+                    if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break Some(at + 4);
+                    }
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break None,
+                        Ok(n) => raw.extend_from_slice(&buf[..n]),
+                    }
+                }) else {
+                    continue;
+                };
+                let head = String::from_utf8_lossy(&raw[..head_end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while raw.len() < head_end + length {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => raw.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = if head.starts_with("post ") {
+                    "{}".to_owned()
+                } else {
+                    let n = counter.fetch_add(1, Ordering::SeqCst);
+                    // Response times that vary, for the chart.
+                    std::thread::sleep(Duration::from_millis(20 + (n * 37) % 80));
+                    shared
+                        .lock()
+                        .map(|t| t.replace("{n}", &n.to_string()))
+                        .unwrap_or_default()
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            }
+        });
+        Ok(Lively { base, template })
+    }
+
+    fn set(&self, template: &str) {
+        if let Ok(mut t) = self.template.lock() {
+            *t = template.to_owned();
+        }
     }
 }
 
@@ -271,7 +387,11 @@ fn console_in_headless_chromium() -> TestResult {
     }
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("browser.db").display());
-    let env = [("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8")];
+    let env = [
+        ("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8"),
+        // Webhook deliveries go out within a fraction of a second.
+        ("APIDRIFT_WORKER__POLL_MS", "100"),
+    ];
     let server = Server::start(dir.path(), &url, &[], &env)?;
     let out = server.output();
     let password = out
@@ -401,5 +521,149 @@ fn console_in_headless_chromium() -> TestResult {
     d.click("form[action='/console/probe'] button")?;
     d.wait_text("#probe-status", |t| t == "200")?;
     d.screenshot("probe")?;
+
+    lifecycle_and_webhooks(&d, &server, &base)
+}
+
+/// The endpoint lifecycle and the webhooks delivery log: a webhook added in the console; a
+/// full-mode endpoint on an upstream with a request id and a counter, captured with 3 samples
+/// (both learned as volatile); edited (environment, an identity key); paused and resumed; checked
+/// clean twice, then after a drift that removes a field from every item (one grouped row); its
+/// history chart; the delivery of that drift and a test sent from its log; deleted after a
+/// confirmation naming it.
+fn lifecycle_and_webhooks(d: &Driver, server: &Server, base: &str) -> TestResult {
+    const LIVE: &str = r#"{"requestId":"req-{n}","served":{n},"items":[{"sku":"a","stock":5},{"sku":"b","stock":7},{"sku":"c","stock":9}]}"#;
+    const DRIFTED: &str = r#"{"requestId":"req-{n}","served":{n},"items":[{"sku":"a","warehouse":"w1"},{"sku":"b","warehouse":"w1"},{"sku":"c","warehouse":"w1"}]}"#;
+    let token = server.bootstrap_token.clone().ok_or("no bootstrap token")?;
+    let live = Lively::start(LIVE)?;
+    let url = format!("{}/inventory", live.base);
+    let res = server
+        .request("POST", "/api/v1/endpoints")
+        .bearer(&token)
+        .json(&json!({ "name": "inventory", "url": url, "diffMode": "full" }))
+        .send()?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let id = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let page = format!("{base}/console/endpoints/{id}");
+
+    // A webhook, added in the console (its generated secret shown once).
+    d.go(&format!("{base}/console/webhooks"))?;
+    d.type_into("#url", &format!("{}/hook", live.base))?;
+    d.click("#min_severity option[value='info']")?;
+    d.click("form[action='/console/webhooks'] button[type=submit]")?;
+    let secret = d.wait_text("#secret-value", |t| !t.is_empty())?;
+
+    // Capture with 3 samples: the request id and the counter are learned as volatile.
+    d.go(&page)?;
+    d.click("#samples option[value='3']")?;
+    d.click("form[action$='/baseline'] button")?;
+    let flash = d.wait_text(".flash", |t| t.starts_with("Baseline 1 captured"))?;
+    assert!(
+        flash.ends_with("from 3 samples; 2 volatile path(s) learned."),
+        "{flash}"
+    );
+    let volatile = d.text("#volatile-paths")?;
+    assert!(
+        volatile.contains("$.requestId") && volatile.contains("$.served"),
+        "{volatile}"
+    );
+
+    // Edit: change the environment and pair the items by `sku`.
+    d.click("#edit-endpoint")?;
+    d.wait_text("h1", |t| t.starts_with("Edit"))?;
+    // A tall window, so that the form is seen from its top to the identity keys.
+    d.window(1280, 1640)?;
+    d.type_into("#environment", "staging")?;
+    d.type_into("#identity_keys", "$.items=sku")?;
+    d.screenshot("endpoint-edit")?;
+    d.window(1280, 900)?;
+    d.click("#save-endpoint")?;
+    d.wait_text(".flash", |t| t == "Endpoint saved.")?;
+    assert!(
+        d.source()?.contains("<dt>Environment</dt><dd>staging</dd>"),
+        "the new environment is not shown"
+    );
+    assert_eq!(d.text("#identity-keys")?, "$.items=sku");
+
+    // Pause and resume.
+    d.click("#pause-endpoint")?;
+    d.wait_text("#schedule-state", |t| {
+        t == "paused (manual checks still run)"
+    })?;
+    d.click("#resume-endpoint")?;
+    d.wait_text("#schedule-state", |t| t == "active")?;
+
+    // Clean checks: the volatile paths change every time and are ignored.
+    for _ in 0..3 {
+        d.go(&page)?;
+        d.click("form[action$='/check'] button")?;
+        d.wait_text(".flash", |t| t == "Check done: 0 breaking, 0 warnings.")?;
+    }
+    // A drift: `stock` gone from every item, `warehouse` added.
+    live.set(DRIFTED);
+    d.go(&page)?;
+    d.click("form[action$='/check'] button")?;
+    let done = d.wait_text(".flash", |t| t.starts_with("Check done: "))?;
+    assert!(!done.starts_with("Check done: 0 breaking"), "{done}");
+
+    // The history: a response-time chart and a timeline bar per check.
+    d.go(&page)?;
+    let source = d.source()?;
+    assert!(source.contains("<svg id=\"response-chart\""), "no chart");
+    assert!(source.contains("id=\"status-timeline\""), "no timeline");
+    assert_eq!(
+        source.matches("class=\"tick ").count(),
+        4,
+        "one bar per check"
+    );
+    assert_eq!(source.matches("class=\"tick breaking\"").count(), 1);
+    d.window(1280, 1640)?;
+    d.screenshot("endpoint-history")?;
+    d.window(1280, 900)?;
+
+    // The diff: the removal from three items is one row naming them.
+    d.click("a[href^='/console/diffs/']")?;
+    d.wait_text("h1", |t| t.starts_with("Diff of"))?;
+    let diff = d.source()?;
+    assert!(diff.contains("3 items: "), "not grouped: {diff}");
+    assert!(
+        diff.contains("[sku=a]"),
+        "not paired by the identity key: {diff}"
+    );
+    d.screenshot("diff-grouped")?;
+
+    // The delivery log: the drift delivered; a test sent from the page.
+    d.go(&format!("{base}/console/webhooks"))?;
+    d.click("a[aria-label^='Deliveries and test of']")?;
+    d.wait_text("h1", |t| t == "Deliveries of a webhook")?;
+    let log = d.url()?;
+    d.wait_source(&log, |s| s.contains("class=\"badge delivered\""))?;
+    d.click("#send-test")?;
+    d.wait_text("#test-outcome", |t| {
+        t == "Test delivered: the receiver answered HTTP 200."
+    })?;
+    let source = d.source()?;
+    assert!(
+        source.contains(">inventory</a>"),
+        "the endpoint is not named"
+    );
+    assert!(!source.contains(&secret), "the webhook secret is shown");
+    d.screenshot("deliveries")?;
+
+    // Delete: the confirmation names the endpoint; then it is gone from the list.
+    d.go(&page)?;
+    d.click("#delete-endpoint")?;
+    let question = d.wait_text("#confirm-question", |t| !t.is_empty())?;
+    assert_eq!(
+        question,
+        format!("Delete the endpoint inventory (GET {url})?")
+    );
+    d.screenshot("delete-confirm")?;
+    d.click("#confirm-delete")?;
+    d.wait_text("h1", |t| t == "Endpoints")?;
+    assert!(!d.source()?.contains(">inventory<"), "still listed");
     Ok(())
 }

@@ -8,6 +8,7 @@ mod cli;
 mod console;
 mod console_browser;
 mod console_lifecycle;
+mod console_webhooks;
 mod demo;
 mod diff_cli;
 mod env;

@@ -9,13 +9,16 @@
 //!   view model and hands it to
 //! * [`views`]: the markup, one module per page, in maud (escaped by default, compile-time
 //!   checked);
+//! * [`deliveries`]: a webhook's delivery log (paged, newest first) and its **Send test** button;
 //! * [`edit_form`]: the endpoint edit form as the update body the service validates;
 //! * [`html`]: query-string encoding.
 //!
 //! Roles apply as on the API (D4, D19): viewers read; members capture baselines, run checks,
 //! probe, import, edit and pause endpoints; admins and owners also delete endpoints, manage
-//! tokens and webhooks and accept diffs. Accept, revoke and delete ask for confirmation first.
+//! tokens and webhooks (their delivery logs and test sends included) and accept diffs. Accept,
+//! revoke and delete ask for confirmation first.
 
+pub mod deliveries;
 pub mod edit_form;
 pub mod html;
 pub mod lifecycle;

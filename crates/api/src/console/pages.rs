@@ -29,6 +29,7 @@ const CHECKS_PAGE: u32 = 20;
 /// Registers every console route.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     super::lifecycle::configure(cfg);
+    super::deliveries::configure(cfg);
     cfg.route("/console", web::get().to(home))
         .route("/console/", web::get().to(home))
         .route("/console/login", web::get().to(login_form))

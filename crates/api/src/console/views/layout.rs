@@ -25,7 +25,9 @@ th,td{border-bottom:1px solid #ccc;text-align:left;padding:.35rem .5rem;vertical
 .badge{display:inline-block;padding:.1rem .45rem;border-radius:4px;font-size:.85rem;font-weight:600}\
 .healthy{background:#d3f4dc;color:#0b4a1d}.warning{background:#fff0c2;color:#5c4200}\
 .breaking{background:#ffd6d6;color:#7a0010}.unknown,.checking{background:#e4e4e4;color:#222}\
-.info{background:#dbe9ff;color:#0a3580}.flash{padding:.6rem;border:2px solid #0b4a1d;background:#eefbf1}\
+.info{background:#dbe9ff;color:#0a3580}\
+.badge.delivered{background:#d3f4dc;color:#0b4a1d}.badge.failed{background:#ffd6d6;color:#7a0010}\
+.badge.pending{background:#e4e4e4;color:#222}.flash{padding:.6rem;border:2px solid #0b4a1d;background:#eefbf1}\
 .error{padding:.6rem;border:2px solid #7a0010;background:#fff1f1}\
 button,input,select,textarea{font:inherit}button{background:#14213d;color:#fff;border:0;padding:.4rem .8rem;\
 border-radius:4px;cursor:pointer}button.danger{background:#9b0015}\

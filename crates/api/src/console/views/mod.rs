@@ -8,6 +8,7 @@
 
 pub mod chart;
 pub mod confirm;
+pub mod deliveries;
 pub mod diff;
 pub mod edit;
 pub mod endpoint;

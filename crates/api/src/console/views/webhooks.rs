@@ -1,6 +1,6 @@
 //! Webhooks: the outcome of an add (the generated signing secret, once), the add form with its
-//! kind selector (generic signed webhook, Slack, Discord, PagerDuty), and the list with remove
-//! buttons.
+//! kind selector (generic signed webhook, Slack, Discord, PagerDuty), and the list with a link
+//! to each webhook's delivery log (see [`super::deliveries`]) and remove buttons.
 
 use super::layout::{Chrome, badge, csrf_field, page};
 use apidrift_model::Severity;
@@ -131,7 +131,9 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
                                 td { (badge(w.min_severity)) }
                                 td { (w.created_at) }
                                 td {
-                                    form method="post" action={ "/console/webhooks/" (w.id) "/remove" } {
+                                    a href={ "/console/webhooks/" (w.id) } aria-label={ "Deliveries and test of " (w.url) } { "Deliveries and test" }
+                                    " "
+                                    form class="inline" method="post" action={ "/console/webhooks/" (w.id) "/remove" } {
                                         (csrf_field(&chrome.csrf))
                                         button class="danger" type="submit" aria-label={ "Remove " (w.url) } { "Remove" }
                                     }
@@ -210,7 +212,9 @@ mod tests {
         assert!(html.contains("<option value=\"info\">info</option>"));
         assert!(html.contains(
             "<tr><td>generic</td><td><code>https://h.example/a</code></td><td><span class=\"badge info\">info</span></td>\
-             <td>2026-01-02T03:04:05.000Z</td><td><form method=\"post\" \
+             <td>2026-01-02T03:04:05.000Z</td><td><a href=\"/console/webhooks/00000000-0000-0000-0000-000000000000\" \
+             aria-label=\"Deliveries and test of https://h.example/a\">Deliveries and test</a> \
+             <form class=\"inline\" method=\"post\" \
              action=\"/console/webhooks/00000000-0000-0000-0000-000000000000/remove\">"
         ));
         assert!(!html.contains("No webhooks yet."));
