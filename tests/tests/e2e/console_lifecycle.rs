@@ -391,3 +391,223 @@ fn edit_pause_history_and_delete_with_role_limits() -> TestResult {
     );
     Ok(())
 }
+
+/// The hidden `id` values of the form whose opening tag contains `marker`.
+fn hidden_ids(page: &str, marker: &str) -> Vec<String> {
+    let Some(at) = page.find(marker) else {
+        return Vec::new();
+    };
+    let form = &page[at..page[at..].find("</form>").map_or(page.len(), |e| at + e)];
+    form.split("name=\"id\" value=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn delete_selected_and_undo_an_import() -> TestResult {
+    let c = start()?;
+    let admin = c.session("admin@localhost", &c.password)?;
+    let page = c.get("/console/import", &admin)?.text();
+    let csrf = csrf_of(&page).ok_or("no csrf")?;
+
+    // A mistaken import of three operations, undone from its result page.
+    let doc = json!({
+        "openapi": "3.1.0",
+        "info": { "title": "t", "version": "1" },
+        "servers": [{ "url": c.origin }],
+        "paths": {
+            "/a": { "get": { "operationId": "op a", "responses": { "200": { "description": "ok" } } } },
+            "/b": { "get": { "operationId": "op b", "responses": { "200": { "description": "ok" } } } },
+            "/c": { "get": { "operationId": "op <c>", "responses": { "200": { "description": "ok" } } } }
+        }
+    })
+    .to_string();
+    let res = c.post_form(
+        "/console/import",
+        &admin,
+        &c.origin,
+        &[
+            ("_csrf", &csrf),
+            ("document", &doc),
+            ("methods", "GET"),
+            ("action", "import"),
+        ],
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let page = res.text();
+    assert!(page.contains("Created 3 endpoint(s)"), "{page}");
+    let ids = hidden_ids(&page, "id=\"undo-import\"");
+    assert_eq!(ids.len(), 3, "{page}");
+    assert!(page.contains("Delete the 3 endpoint(s) this import created…"));
+    let query: Vec<String> = ids.iter().map(|id| format!("id={id}")).collect();
+    let confirm_path = format!("/console/endpoints/delete?{}", query.join("&"));
+    let confirm = c.get(&confirm_path, &admin)?;
+    assert_eq!(confirm.status, 200);
+    let confirm = confirm.text();
+    assert!(confirm.contains("Delete these 3 endpoint(s)?"), "{confirm}");
+    assert!(confirm.contains("op &lt;c&gt; (GET "), "{confirm}");
+    assert_eq!(
+        hidden_ids(&confirm, "action=\"/console/endpoints/delete\""),
+        ids
+    );
+    // The confirmation alone deletes nothing; a viewer can neither see nor post it.
+    let listed = |token: &str| -> Result<u64, Box<dyn Error>> {
+        let body = c.api("GET", "/api/v1/endpoints", token, None)?.json();
+        Ok(body["pagination"]["total"].as_u64().ok_or("no total")?)
+    };
+    assert_eq!(listed(&c.token)?, 3);
+    let pw = "viewer password 123";
+    c.cli(
+        &[
+            "user",
+            "create",
+            "--email",
+            "viewer@example.com",
+            "--password-stdin",
+            "--workspace",
+            &c.workspace,
+            "--role",
+            "viewer",
+        ],
+        &format!("{pw}\n"),
+    )?;
+    let viewer = c.session("viewer@example.com", pw)?;
+    assert_eq!(c.get(&confirm_path, &viewer)?.status, 403);
+    let viewer_page = c.get("/console/endpoints", &viewer)?.text();
+    assert!(!viewer_page.contains("type=\"checkbox\""), "{viewer_page}");
+    let csrf = csrf_of(&confirm).ok_or("no csrf")?;
+    let mut pairs: Vec<(&str, &str)> = vec![("_csrf", &csrf), ("confirm", "yes")];
+    pairs.extend(ids.iter().map(|id| ("id", id.as_str())));
+    let viewer_csrf = csrf_of(&viewer_page).ok_or("no csrf")?;
+    let mut viewer_pairs = pairs.clone();
+    viewer_pairs[0] = ("_csrf", &viewer_csrf);
+    let res = c.post_form(
+        "/console/endpoints/delete",
+        &viewer,
+        &c.origin,
+        &viewer_pairs,
+    )?;
+    assert_eq!(res.status, 403, "{}", res.text());
+    assert_eq!(listed(&c.token)?, 3);
+    // Confirmed: all three go; the list says so.
+    let res = c.post_form("/console/endpoints/delete", &admin, &c.origin, &pairs)?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let to = res.header("location").ok_or("no location")?.to_owned();
+    assert_eq!(to, "/console/endpoints?done=Deleted%203%20endpoint%28s%29.");
+    assert!(
+        c.get(&to, &admin)?
+            .text()
+            .contains("Deleted 3 endpoint(s).")
+    );
+    assert_eq!(listed(&c.token)?, 0);
+    for id in &ids {
+        let res = c.api("GET", &format!("/api/v1/endpoints/{id}"), &c.token, None)?;
+        assert_eq!(res.status, 404);
+    }
+
+    // Ticked in the list: the selected one goes, the other stays.
+    let up = Upstream::start(r#"{"id":1}"#)?;
+    let res = c.api(
+        "POST",
+        "/api/v1/endpoints",
+        &c.token,
+        Some(&json!([{ "name": "keep", "url": up.url }, { "name": "drop", "url": up.url }])),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let created = res.json();
+    let keep = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let drop = created["endpoints"][1]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let list = c.get("/console/endpoints", &admin)?.text();
+    assert!(
+        list.contains(&format!("name=\"id\" value=\"{drop}\"")),
+        "{list}"
+    );
+    assert!(list.contains("id=\"delete-selected\""), "{list}");
+    let confirm = c
+        .get(&format!("/console/endpoints/delete?id={drop}"), &admin)?
+        .text();
+    assert!(confirm.contains("Delete these 1 endpoint(s)?"), "{confirm}");
+    let csrf = csrf_of(&confirm).ok_or("no csrf")?;
+    let res = c.post_form(
+        "/console/endpoints/delete",
+        &admin,
+        &c.origin,
+        &[("_csrf", &csrf), ("confirm", "yes"), ("id", &drop)],
+    )?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    assert_eq!(listed(&c.token)?, 1);
+    let res = c.api("GET", &format!("/api/v1/endpoints/{keep}"), &c.token, None)?;
+    assert_eq!(res.status, 200);
+
+    // Nothing selected is a 400; an unknown id, or one of another workspace, is a 404 that
+    // deletes nothing (not even the known ids beside it).
+    assert_eq!(c.get("/console/endpoints/delete", &admin)?.status, 400);
+    let other_ws = c.cli(&["workspace", "create", "--name", "other"], "")?["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let other_token = c.cli(
+        &[
+            "token",
+            "create",
+            "--workspace",
+            &other_ws,
+            "--scopes",
+            "endpoints:read,endpoints:write",
+            "--role",
+            "admin",
+        ],
+        "",
+    )?["token"]
+        .as_str()
+        .ok_or("no token")?
+        .to_owned();
+    let res = c.api(
+        "POST",
+        "/api/v1/endpoints",
+        &other_token,
+        Some(&json!({ "name": "theirs", "url": up.url })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let theirs = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let missing = "01a21900-0000-7000-8000-000000000000";
+    for foreign in [theirs.as_str(), missing] {
+        let res = c.get(
+            &format!("/console/endpoints/delete?id={keep}&id={foreign}"),
+            &admin,
+        )?;
+        assert_eq!(res.status, 404, "{}", res.text());
+        let res = c.post_form(
+            "/console/endpoints/delete",
+            &admin,
+            &c.origin,
+            &[
+                ("_csrf", &csrf),
+                ("confirm", "yes"),
+                ("id", &keep),
+                ("id", foreign),
+            ],
+        )?;
+        assert_eq!(res.status, 404, "{}", res.text());
+    }
+    assert_eq!(listed(&c.token)?, 1);
+    let res = c.api(
+        "GET",
+        &format!("/api/v1/endpoints/{theirs}"),
+        &other_token,
+        None,
+    )?;
+    assert_eq!(res.status, 200);
+    Ok(())
+}

@@ -1,6 +1,7 @@
-//! The endpoint lifecycle pages (D19): edit, pause/resume, delete with confirmation. Thin
-//! callers of the service's update, pause and delete use cases; roles as D19 (member edits and
-//! pauses, admin and above delete).
+//! The endpoint lifecycle pages (D19): edit, pause/resume, delete with confirmation, and the
+//! delete of several endpoints at once (ticked in the list, or all that an import created).
+//! Thin callers of the service's update, pause and delete use cases; roles as D19 (member edits
+//! and pauses, admin and above delete).
 
 use super::edit_form::patch_of;
 use super::html::url_param;
@@ -14,10 +15,18 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use apidrift_model::{Cadence, Role};
+use apidrift_monitor::Service;
 use apidrift_store::StoredEndpoint;
+use uuid::Uuid;
 
 /// Registers the lifecycle routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // Before `/console/endpoints/{id}` (registered later), which would take `delete` for an id.
+    cfg.route(
+        "/console/endpoints/delete",
+        web::get().to(confirm_delete_many),
+    )
+    .route("/console/endpoints/delete", web::post().to(delete_many));
     cfg.route("/console/endpoints/{id}/edit", web::get().to(edit_form))
         .route("/console/endpoints/{id}/edit", web::post().to(edit_submit))
         .route("/console/endpoints/{id}/pause", web::post().to(pause))
@@ -228,6 +237,7 @@ async fn confirm_delete(
         button_id: "confirm-delete",
         danger: true,
         back: format!("/console/endpoints/{}", e.id),
+        hidden: Vec::new(),
     };
     Ok(html(
         StatusCode::OK,
@@ -260,7 +270,116 @@ async fn delete(
     }
     .await;
     Ok(match done {
-        Ok(()) => redirect("/console/endpoints?deleted=1"),
+        Ok(()) => redirect(&format!(
+            "/console/endpoints?done={}",
+            url_param("Deleted 1 endpoint(s).")
+        )),
+        Err(e) => error_page(Some(&s), &e),
+    })
+}
+
+/// The endpoints a bulk delete names: every `id` field, in order, duplicates once. An id that
+/// does not parse is a 404 like an unknown one; none, or more than the service takes at once,
+/// is a 400.
+fn ids_of(pairs: &[(String, String)]) -> Result<Vec<Uuid>, ApiError> {
+    let mut ids: Vec<Uuid> = Vec::new();
+    for (_, v) in pairs.iter().filter(|(k, _)| k == "id") {
+        let id = parse_uuid(v)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.is_empty() {
+        return Err(ApiError::BadRequest(
+            "select at least one endpoint to delete (tick it in the list)".into(),
+        ));
+    }
+    if ids.len() > Service::DELETE_MANY_MAX {
+        return Err(ApiError::BadRequest(format!(
+            "at most {} endpoints are deleted at once; select fewer",
+            Service::DELETE_MANY_MAX
+        )));
+    }
+    Ok(ids)
+}
+
+/// The confirmation of a bulk delete (`GET /console/endpoints/delete?id=…&id=…`): names every
+/// endpoint (name, method, URL) before anything is deleted.
+async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let pairs = form_pairs(req.query_string().as_bytes());
+    let found = async {
+        s.require(Role::Admin, "delete endpoints")?;
+        let mut endpoints = Vec::new();
+        for id in ids_of(&pairs)? {
+            endpoints.push(state.service.get_endpoint(s.workspace_id(), id).await?);
+        }
+        Ok::<_, ApiError>(endpoints)
+    }
+    .await;
+    let endpoints = match found {
+        Ok(e) => e,
+        Err(e) => return Ok(error_page(Some(&s), &e)),
+    };
+    let n = endpoints.len();
+    let button = format!("Delete {n} endpoint(s)");
+    let view = views::confirm::Confirm {
+        title: "Delete endpoints",
+        question: maud::html! {
+            "Delete these " (n) " endpoint(s)?"
+            ul id="delete-list" {
+                @for e in &endpoints {
+                    li { (e.name) " (" (e.method.as_str()) " " (e.url) ")" }
+                }
+            }
+        },
+        consequence: "Their schedules, baselines, checks, diffs, contracts and stored credentials \
+                      are deleted with them, and their queued webhook deliveries are dropped. \
+                      This cannot be undone.",
+        action: "/console/endpoints/delete".into(),
+        button: &button,
+        button_id: "confirm-delete-many",
+        danger: true,
+        back: "/console/endpoints".into(),
+        hidden: endpoints.iter().map(|e| ("id", e.id.to_string())).collect(),
+    };
+    Ok(html(
+        StatusCode::OK,
+        views::confirm::render(&chrome(&s, "endpoints"), &view),
+    ))
+}
+
+/// `POST /console/endpoints/delete` (from the confirmation): deletes them all, then the list
+/// says how many.
+async fn delete_many(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
+    let s = match super::pages::session_for(&state, &req).await {
+        Ok(s) => s,
+        Err(resp) => return Ok(resp),
+    };
+    let pairs = form_pairs(&body);
+    let done = async {
+        check_form(&s, &req, &pairs)?;
+        s.require(Role::Admin, "delete endpoints")?;
+        if field(&pairs, "confirm") != Some("yes") {
+            return Err(ApiError::BadRequest(
+                "confirm: open the delete page and confirm there".into(),
+            ));
+        }
+        let ids = ids_of(&pairs)?;
+        Ok(state
+            .service
+            .delete_endpoints(s.workspace_id(), &ids)
+            .await?)
+    }
+    .await;
+    Ok(match done {
+        Ok(n) => redirect(&format!(
+            "/console/endpoints?done={}",
+            url_param(&format!("Deleted {n} endpoint(s)."))
+        )),
         Err(e) => error_page(Some(&s), &e),
     })
 }

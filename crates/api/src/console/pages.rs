@@ -323,6 +323,8 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         rows,
         previous: (offset > 0).then(|| offset.saturating_sub(u64::from(PAGE_SIZE))),
         next: (next < found.total).then_some(next),
+        flash: query.get("done").map(String::as_str),
+        can_delete: s.role() >= Role::Admin,
     };
     Ok(html(
         StatusCode::OK,
@@ -614,6 +616,7 @@ async fn confirm_accept(
         button_id: "confirm-accept",
         danger: false,
         back: format!("/console/diffs/{}", d.id),
+        hidden: Vec::new(),
     };
     Ok(html(
         StatusCode::OK,
@@ -786,6 +789,7 @@ async fn confirm_revoke(
         button_id: "confirm-revoke",
         danger: true,
         back: "/console/tokens".into(),
+        hidden: Vec::new(),
     };
     Ok(html(
         StatusCode::OK,
@@ -1046,6 +1050,7 @@ fn import_page(
                 .collect(),
             imported: r.import.as_ref().map(|i| Imported {
                 created: i.created,
+                created_ids: i.endpoints.iter().map(|e| e.id).collect(),
                 skipped: i
                     .skipped
                     .iter()
@@ -1063,6 +1068,7 @@ fn import_page(
         document: &form.document,
         methods: form.methods.iter().map(String::as_str).collect(),
         outcome,
+        can_delete: s.role() >= Role::Admin,
     };
     html(status, views::import::render(&chrome(s, "import"), &view))
 }

@@ -356,6 +356,47 @@ impl Service {
             })
     }
 
+    /// Most endpoints one [`Service::delete_endpoints`] call removes (the size of a bulk create).
+    pub const DELETE_MANY_MAX: usize = 200;
+
+    /// Deletes several endpoints of workspace `ws` (the console's "Delete selected" and the undo
+    /// of an import), each as [`Service::delete_endpoint`] does, in its own transaction. All of
+    /// them must exist first: one unknown id (or one of another workspace) is a 404 and nothing
+    /// is deleted. An endpoint deleted meanwhile by someone else is not counted. At most
+    /// [`Service::DELETE_MANY_MAX`] ids (400 beyond); duplicates count once. Returns how many
+    /// were deleted. The caller checks the role (admin or above).
+    pub async fn delete_endpoints(&self, ws: Uuid, ids: &[Uuid]) -> Result<u32, ServiceError> {
+        let mut unique: Vec<Uuid> = Vec::with_capacity(ids.len());
+        for id in ids {
+            if !unique.contains(id) {
+                unique.push(*id);
+            }
+        }
+        if unique.is_empty() {
+            return Err(ServiceError::Invalid(
+                "select at least one endpoint to delete".to_owned(),
+            ));
+        }
+        if unique.len() > Self::DELETE_MANY_MAX {
+            return Err(ServiceError::Invalid(format!(
+                "at most {} endpoints are deleted at once; select fewer",
+                Self::DELETE_MANY_MAX
+            )));
+        }
+        for id in &unique {
+            self.get_endpoint(ws, *id).await?;
+        }
+        let mut deleted = 0;
+        for id in unique {
+            match self.store.delete_endpoint(ws, id).await {
+                Ok(()) => deleted += 1,
+                Err(StoreError::NotFound) => {}
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Ok(deleted)
+    }
+
     /// The check history of endpoint `id`, newest first, one page, and the total (404 when the
     /// endpoint is not in workspace `ws`).
     pub async fn list_checks(

@@ -23,6 +23,8 @@ pub struct Confirm<'a> {
     pub danger: bool,
     /// Where "Cancel" leads.
     pub back: String,
+    /// More hidden fields the form posts (name, value), e.g. the ids of a bulk delete.
+    pub hidden: Vec<(&'a str, String)>,
 }
 
 pub fn render(chrome: &Chrome, v: &Confirm<'_>) -> Markup {
@@ -36,6 +38,9 @@ pub fn render(chrome: &Chrome, v: &Confirm<'_>) -> Markup {
             form method="post" action=(v.action) {
                 (csrf_field(&chrome.csrf))
                 input type="hidden" name="confirm" value="yes";
+                @for (name, value) in &v.hidden {
+                    input type="hidden" name=(name) value=(value);
+                }
                 button type="submit" id=(v.button_id) class=[v.danger.then_some("danger")] { (v.button) }
                 " "
                 a href=(v.back) { "Cancel" }
@@ -60,6 +65,7 @@ mod tests {
             button_id: "confirm-revoke",
             danger: true,
             back: "/console/tokens".into(),
+            hidden: Vec::new(),
         };
         let html = render(&chrome(), &v).into_string();
         assert_escaped(&html);
@@ -71,5 +77,26 @@ mod tests {
              <a href=\"/console/tokens\">Cancel</a></form>"
         ));
         assert!(html.contains("<h1>Revoke a token</h1>"));
+    }
+
+    #[test]
+    fn posts_the_hidden_fields_escaped() {
+        let v = Confirm {
+            title: "Delete endpoints",
+            question: html! { "Delete 2 endpoints?" },
+            consequence: "This cannot be undone.",
+            action: "/console/endpoints/delete".into(),
+            button: "Delete",
+            button_id: "confirm-delete-many",
+            danger: true,
+            back: "/console/endpoints".into(),
+            hidden: vec![("id", "a".into()), ("id", HOSTILE.into())],
+        };
+        let html = render(&chrome(), &v).into_string();
+        assert_escaped(&html);
+        assert!(html.contains(
+            "<input type=\"hidden\" name=\"confirm\" value=\"yes\">\
+             <input type=\"hidden\" name=\"id\" value=\"a\">"
+        ));
     }
 }

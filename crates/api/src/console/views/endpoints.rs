@@ -1,4 +1,6 @@
-//! The endpoints list: health and environment filters, one row per endpoint, pagination.
+//! The endpoints list: health and environment filters, one row per endpoint, pagination; for
+//! admins and owners a checkbox per row and **Delete selected…**, which opens the confirmation
+//! page naming them.
 
 use super::layout::{Chrome, badge, millis, page, time};
 use crate::console::html::url_param;
@@ -22,6 +24,10 @@ pub struct EndpointList<'a> {
     /// The offsets of the previous and the next page, when there is one.
     pub previous: Option<u64>,
     pub next: Option<u64>,
+    /// The outcome of the action that led here (e.g. "Deleted 3 endpoint(s).").
+    pub flash: Option<&'a str>,
+    /// Whether the user may delete endpoints (admin and above): the rows get checkboxes.
+    pub can_delete: bool,
 }
 
 /// An endpoint as the list shows it.
@@ -72,9 +78,12 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                 " "
                 button type="submit" { "Filter" }
             }
+            @if let Some(m) = v.flash { p class="flash" role="status" id="list-outcome" { (m) } }
             p { (v.total) " endpoint(s)" }
+            form method="get" action="/console/endpoints/delete" id="select-endpoints" {
             table {
                 thead { tr {
+                    @if v.can_delete { th scope="col" { "Select" } }
                     th scope="col" { "Name" }
                     th scope="col" { "Health" }
                     th scope="col" { "Method and URL" }
@@ -86,6 +95,12 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                 tbody {
                     @for e in &v.rows {
                         tr {
+                            @if v.can_delete {
+                                td {
+                                    input type="checkbox" name="id" value=(e.id)
+                                        id={ "select-" (e.id) } aria-label={ "Select " (e.name) };
+                                }
+                            }
                             td { a href={ "/console/endpoints/" (e.id) } { (e.name) } }
                             td { (badge(e.health.as_str())) }
                             td { code { (e.method) " " (e.url) } }
@@ -96,6 +111,10 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                         }
                     }
                 }
+            }
+            @if v.can_delete && !v.rows.is_empty() {
+                p { button type="submit" class="danger" id="delete-selected" { "Delete selected…" } }
+            }
             }
             nav aria-label="Pages" {
                 @if let Some(previous) = v.previous {
@@ -139,6 +158,8 @@ mod tests {
             rows,
             previous: Some(0),
             next: Some(50),
+            flash: None,
+            can_delete: false,
         }
     }
 
@@ -157,6 +178,26 @@ mod tests {
         assert_escaped(&html);
         // In the links the filter is percent-encoded, so nothing is left to escape.
         assert!(html.contains("environment=%3Cscript%3Ealert%281%29"));
+    }
+
+    #[test]
+    fn admins_get_a_checkbox_per_row_and_the_flash_is_escaped() {
+        let mut v = list(vec![row(HOSTILE, "https://a.example/")]);
+        v.can_delete = true;
+        v.flash = Some(HOSTILE);
+        let html = render(&chrome(), &v).into_string();
+        assert_escaped(&html);
+        assert!(html.contains(
+            "<form method=\"get\" action=\"/console/endpoints/delete\" id=\"select-endpoints\">"
+        ));
+        assert!(html.contains(
+            "<input type=\"checkbox\" name=\"id\" value=\"00000000-0000-0000-0000-000000000000\""
+        ));
+        assert!(html.contains("id=\"delete-selected\""));
+        // Without the role: no checkbox, no button.
+        let html = render(&chrome(), &list(vec![row("a", "https://a.example/")])).into_string();
+        assert!(!html.contains("type=\"checkbox\""));
+        assert!(!html.contains("delete-selected"));
     }
 
     #[test]

@@ -12,6 +12,9 @@ pub struct Import<'a> {
     /// The methods ticked in the form (GET and HEAD unless the visitor chose others).
     pub methods: Vec<&'a str>,
     pub outcome: Option<ImportOutcome<'a>>,
+    /// Whether the user may delete endpoints (admin and above): an import that created some
+    /// offers to delete them again.
+    pub can_delete: bool,
 }
 
 /// The methods the form offers.
@@ -48,6 +51,8 @@ pub struct Operation<'a> {
 #[derive(Debug)]
 pub struct Imported<'a> {
     pub created: u32,
+    /// The endpoints it created: the undo form deletes them (admins and owners).
+    pub created_ids: Vec<uuid::Uuid>,
     /// The operations skipped: name and reason.
     pub skipped: Vec<(&'a str, &'a str)>,
 }
@@ -64,6 +69,16 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                     {
                         p class="flash" role="status" id="import-result" {
                             "Created " (i.created) " endpoint(s), skipped " (i.skipped.len()) "."
+                        }
+                        @if v.can_delete && !i.created_ids.is_empty() {
+                            form method="get" action="/console/endpoints/delete" id="undo-import" {
+                                @for id in &i.created_ids {
+                                    input type="hidden" name="id" value=(id);
+                                }
+                                button type="submit" class="danger" {
+                                    "Delete the " (i.created_ids.len()) " endpoint(s) this import created…"
+                                }
+                            }
                         }
                         @if !i.skipped.is_empty() {
                             h2 { "Skipped" }
@@ -159,6 +174,7 @@ mod tests {
                 operations,
                 imported,
             }),
+            can_delete: false,
         }
     }
 
@@ -171,6 +187,7 @@ mod tests {
                 document: HOSTILE,
                 methods: Vec::new(),
                 outcome: None,
+                can_delete: true,
             },
             listed(vec![operation(HOSTILE, "https://a.example/")], None),
             listed(vec![operation("a", HOSTILE)], None),
@@ -179,6 +196,7 @@ mod tests {
                 Vec::new(),
                 Some(Imported {
                     created: 0,
+                    created_ids: Vec::new(),
                     skipped: vec![(HOSTILE, "r")],
                 }),
             ),
@@ -186,10 +204,32 @@ mod tests {
                 document: "",
                 methods: Vec::new(),
                 outcome: Some(ImportOutcome::Failed(HOSTILE.into())),
+                can_delete: true,
             },
         ] {
             assert_escaped(&render(&chrome(), &v).into_string());
         }
+    }
+
+    #[test]
+    fn admins_can_undo_what_an_import_created() {
+        let mut v = listed(
+            Vec::new(),
+            Some(Imported {
+                created: 2,
+                created_ids: vec![uuid::Uuid::nil(), uuid::Uuid::max()],
+                skipped: Vec::new(),
+            }),
+        );
+        assert!(!render(&chrome(), &v).into_string().contains("undo-import"));
+        v.can_delete = true;
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains(
+            "<form method=\"get\" action=\"/console/endpoints/delete\" id=\"undo-import\">\
+             <input type=\"hidden\" name=\"id\" value=\"00000000-0000-0000-0000-000000000000\">\
+             <input type=\"hidden\" name=\"id\" value=\"ffffffff-ffff-ffff-ffff-ffffffffffff\">\
+             <button type=\"submit\" class=\"danger\">Delete the 2 endpoint(s) this import created…</button></form>"
+        ), "{html}");
     }
 
     #[test]
@@ -204,6 +244,7 @@ mod tests {
                 vec![operation("health", "https://a.example/healthz"), refused],
                 Some(Imported {
                     created: 1,
+                    created_ids: vec![uuid::Uuid::nil()],
                     skipped: vec![("items", "needs an example")],
                 }),
             ),
