@@ -59,9 +59,9 @@ pub enum ContractError {
         "the OpenAPI document is neither valid JSON nor valid YAML: {0}; fix the document there"
     )]
     Document(String),
-    /// The document is not OpenAPI 3.0 or 3.1; what its `openapi` member is.
+    /// The document is not OpenAPI 3.0, 3.1 or 3.2; what its `openapi` member is.
     #[error(
-        "not an OpenAPI 3.0 or 3.1 document (`openapi` is {0}); convert it to OpenAPI 3 first (e.g. with swagger2openapi)"
+        "not an OpenAPI 3.0, 3.1 or 3.2 document (`openapi` is {0}); convert it to OpenAPI 3 first (e.g. with swagger2openapi)"
     )]
     Version(String),
     /// The operation is not written `METHOD /path`; the text given.
@@ -759,7 +759,7 @@ components:
         assert!(err(YAML_30, "DELETE /users/{id}", None).contains("not in the document"));
         assert!(err(YAML_30, "GET /users/{id}", Some(500)).contains("no response for status 500"));
         assert!(err(YAML_30, "users", None).contains("expected \"METHOD /path\""));
-        assert!(err("swagger: '2.0'", "GET /a", None).contains("not an OpenAPI 3.0 or 3.1"));
+        assert!(err("swagger: '2.0'", "GET /a", None).contains("not an OpenAPI 3.0, 3.1 or 3.2"));
         assert!(err("{not json", "GET /a", None).contains("neither valid JSON nor valid YAML"));
         let no_schema = r#"{"openapi":"3.1.0","paths":{"/a":{"get":{"responses":{"200":{"description":"x"}}}}}}"#;
         assert!(err(no_schema, "GET /a", None).contains("no JSON content with a schema"));
@@ -767,6 +767,25 @@ components:
         assert!(!err(bad_ref, "GET /a", None).is_empty());
         let remote = r#"{"openapi":"3.1.0","paths":{"/a":{"get":{"responses":{"200":{"content":{"application/json":{"schema":{"$ref":"https://example.com/s.json"}}}}}}}}}"#;
         assert!(!err(remote, "GET /a", None).is_empty());
+        assert!(err(r#"{"openapi":"4.0.0","paths":{}}"#, "GET /a", None).contains("is \"4.0.0\""));
+    }
+
+    /// OpenAPI 3.2 describes schemas as 3.1 does (JSON Schema 2020-12): its documents are read
+    /// like 3.1 ones.
+    #[test]
+    fn a_32_document_is_read_like_31() -> Result<(), Box<dyn std::error::Error>> {
+        let doc = r#"{"openapi":"3.2.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{
+            "responses":{"200":{"description":"x","content":{"application/json":{"schema":{
+            "type":"object","required":["id"],"properties":{"id":{"type":["integer","null"]}}}}}}}}}}}"#;
+        let contract = Contract::from_openapi(doc, "GET /a", None)?;
+        let validator = contract.validator()?;
+        let ok = serde_json::json!({"id": null});
+        assert!(validator.check(&ok, &Options::default()).changes.is_empty());
+        let bad = serde_json::json!({"id": "x"});
+        let report = validator.check(&bad, &Options::default());
+        assert_eq!(report.changes.len(), 1);
+        assert_eq!(report.changes[0].path, "$.id");
+        Ok(())
     }
 }
 

@@ -121,7 +121,7 @@
 //! * **Volatile fields.** [`volatile_paths`] finds the values that change between samples of one
 //!   response taken moments apart (timestamps, request ids), to propose as ignore patterns
 //!   ([`VolatileError`]).
-//! * **Contracts.** [`contract`] builds a response contract from an OpenAPI 3.0 or 3.1 document
+//! * **Contracts.** [`contract`] builds a response contract from an OpenAPI 3.0, 3.1 or 3.2 document
 //!   and reports each violation of it as a breaking `contract_violation` change.
 //! * **Media types.** [`is_json_media_type`] and [`media_type`] read `Content-Type` values.
 //!

@@ -1,4 +1,4 @@
-//! A parsed OpenAPI 3.0 or 3.1 document: parsed once (JSON or YAML), its
+//! A parsed OpenAPI 3.0, 3.1 or 3.2 document: parsed once (JSON or YAML), its
 //! operations listed, and any number of response [`Contract`]s built from it without copying the
 //! document.
 //!
@@ -34,7 +34,7 @@ const METHODS: [&str; 8] = [
 const MAX_REF_HOPS: usize = 64;
 const MAX_SCHEMA_DEPTH: usize = 256;
 
-/// A parsed OpenAPI 3.0 or 3.1 document. Building contracts from it is `&self` and thread-safe;
+/// A parsed OpenAPI 3.0, 3.1 or 3.2 document. Building contracts from it is `&self` and thread-safe;
 /// it keeps the translated schemas the contracts reached for the next contract (memory freed with
 /// the document).
 #[derive(Debug)]
@@ -185,14 +185,18 @@ impl OpenApiDocument {
     }
 }
 
-/// The version of a document, when it is 3.0 or 3.1.
+/// The version of a document, when it is 3.0, 3.1 or 3.2 (3.2 describes schemas as 3.1 does:
+/// JSON Schema 2020-12).
 fn check_version(root: &Value) -> Result<String, ContractError> {
     let version = root
         .get("openapi")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    if version.starts_with("3.0") || version.starts_with("3.1") {
+    if ["3.0.", "3.1.", "3.2."]
+        .iter()
+        .any(|v| version.starts_with(v) || version == v.trim_end_matches('.'))
+    {
         return Ok(version);
     }
     let shown = match root.get("openapi") {

@@ -1,6 +1,6 @@
 //! `apidrift contract attach ENDPOINT_ID --spec FILE --operation "GET /path" [--status N]` and
 //! `apidrift contract detach ENDPOINT_ID` (D10). Attach resolves the response schema of the
-//! operation (OpenAPI 3.0 or 3.1, JSON or YAML) and prints
+//! operation (OpenAPI 3.0, 3.1 or 3.2, JSON or YAML) and prints
 //! `{"endpointId","operation","status","hasResponseContract":true}`; detach prints the same with
 //! `hasResponseContract: false`.
 

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// The OpenAPI 3.0 or 3.1 document (JSON or YAML).
+    /// The OpenAPI 3.0, 3.1 or 3.2 document (JSON or YAML).
     #[arg(long, value_name = "FILE")]
     pub spec: String,
     /// The operation, e.g. "GET /users/{id}".

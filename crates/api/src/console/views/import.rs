@@ -63,7 +63,7 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
         chrome,
         html! {
             h1 { "Import an OpenAPI document" }
-            p { "OpenAPI 3.0 or 3.1, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
+            p { "OpenAPI 3.0, 3.1 or 3.2, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
             @match &v.outcome {
                 Some(ImportOutcome::Listed { imported: Some(i), .. }) => {
                     {
