@@ -438,13 +438,15 @@ async fn health_transitions_and_checking(b: Backend) -> TestResult {
     // Back to baseline.
     up.set(json_ok(r#"{"a":1,"n":1}"#));
     assert_eq!(w.monitor.run_check(w.ws, id).await?.health, Health::Healthy);
-    // `checking` while a check runs.
+    // A manual check writes nothing before its one transaction: while it runs the endpoint
+    // shows the health of the last completed run (scheduled runs are marked `checking` by
+    // their claim; the store's conformance suite covers that).
     up.delay(Duration::from_millis(400));
     let m = w.monitor.clone();
     let ws = w.ws;
     let running = tokio::spawn(async move { m.run_check(ws, id).await });
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert_eq!(health(&w, id).await?, Health::Checking);
+    assert_eq!(health(&w, id).await?, Health::Healthy);
     let out = running.await??;
     assert_eq!(out.health, Health::Healthy);
     assert_eq!(health(&w, id).await?, Health::Healthy);
@@ -598,6 +600,51 @@ async fn quota_and_missing_baseline(b: Backend) -> TestResult {
     w.monitor.capture_baseline(w.ws, id).await?;
     let missing = w.monitor.run_check(w.ws, new_id()).await.err();
     assert!(matches!(missing, Some(MonitorError::NotFound)));
+
+    // The quota used up while a check fetches: the recording refuses and writes nothing.
+    w.store
+        .update_workspace(
+            w.ws,
+            apidrift_store::WorkspaceUpdate {
+                check_quota: Some(Some(3)),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let before = w.store.get_endpoint(w.ws, id).await?;
+    let history = w
+        .store
+        .list_checks(w.ws, id, apidrift_store::PageRequest::default())
+        .await?
+        .total;
+    up.set(json_ok(r#"{"changed":true}"#));
+    up.delay(Duration::from_millis(400));
+    let m = w.monitor.clone();
+    let ws = w.ws;
+    let running = tokio::spawn(async move { m.run_check(ws, id).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(matches!(
+        w.store.consume_check_unit(w.ws, now).await?,
+        apidrift_store::QuotaOutcome::Consumed { used: 3, .. }
+    ));
+    let err = running.await?.err();
+    assert!(
+        matches!(
+            err,
+            Some(MonitorError::QuotaExhausted { used: 3, quota: 3 })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(up.server.hits(), 5, "it fetched, then recorded nothing");
+    assert_eq!(w.store.get_endpoint(w.ws, id).await?, before);
+    assert_eq!(
+        w.store
+            .list_checks(w.ws, id, apidrift_store::PageRequest::default())
+            .await?
+            .total,
+        history
+    );
+    assert_eq!(w.store.check_usage(w.ws, now).await?, 3);
     w.finish().await
 }
 

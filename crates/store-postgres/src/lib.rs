@@ -37,9 +37,9 @@ use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
-    PageRequest, QuotaOutcome, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
-    WorkspaceUpdate,
+    PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
+    SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
+    Workspace, WorkspaceUpdate,
 };
 use async_trait::async_trait;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
@@ -66,6 +66,9 @@ pub(crate) enum Error {
     Store(#[from] StoreError),
     #[error(transparent)]
     Db(#[from] diesel::result::Error),
+    /// A check's recording found the monthly quota used up: the transaction rolls back.
+    #[error("monthly check quota exhausted ({used} of {quota})")]
+    QuotaExhausted { used: u64, quota: u32 },
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -90,6 +93,7 @@ impl From<Error> for StoreError {
         match e {
             Error::Store(s) => s,
             Error::Db(d) => map_db(d),
+            quota @ Error::QuotaExhausted { .. } => StoreError::Conflict(quota.to_string()),
         }
     }
 }
@@ -255,6 +259,17 @@ impl Store for PgStore {
     ) -> Result<QuotaOutcome, StoreError> {
         tx!(self, |c| queries::consume_check_unit(c, workspace_id, now)
             .await)
+    }
+
+    async fn check_quota_usage(
+        &self,
+        workspace_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<QuotaUsage, StoreError> {
+        let mut conn = self.conn().await?;
+        queries::check_quota_usage(&mut conn, workspace_id, at)
+            .await
+            .map_err(StoreError::from)
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {
