@@ -372,7 +372,7 @@ fn endpoint_query(ws: Uuid, filter: &EndpointFilter) -> endpoints::BoxedQuery<'s
 }
 
 /// The total without a second statement when the page itself proves it.
-fn known_total(page: PageRequest, len: usize) -> Option<u64> {
+pub(crate) fn known_total(page: PageRequest, len: usize) -> Option<u64> {
     let len = len as u64;
     if (len > 0 || page.offset == 0) && len < u64::from(page.limit) {
         Some(page.offset + len)
