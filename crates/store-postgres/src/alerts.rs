@@ -603,6 +603,35 @@ impl AlertStore for PgStore {
         Ok(n.n > 0)
     }
 
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
+        if endpoint_ids.is_empty() {
+            return Ok(0);
+        }
+        let mut conn = self.conn().await?;
+        let n: One = diesel::sql_query(
+            "WITH ext AS (UPDATE schedules SET lease_until = $3 \
+               WHERE lease_owner = $1 AND endpoint_id = ANY($2) AND lease_until < $3 \
+               RETURNING endpoint_id), \
+             marks AS (UPDATE endpoints e SET checking_until = $3 FROM ext \
+               WHERE e.id = ext.endpoint_id AND e.health = 'checking' \
+               AND e.checking_until < $3 RETURNING e.id) \
+             SELECT count(*) AS n FROM ext",
+        )
+        .bind::<Text, _>(owner)
+        .bind::<Array<SqlUuid>, _>(endpoint_ids)
+        .bind::<Timestamptz, _>(until)
+        .get_result(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(count(n.n))
+    }
+
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;

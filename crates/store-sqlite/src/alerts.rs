@@ -608,6 +608,48 @@ impl AlertStore for SqliteStore {
         .await
     }
 
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
+        if endpoint_ids.is_empty() {
+            return Ok(0);
+        }
+        let owner = owner.to_owned();
+        let ids: Vec<String> = endpoint_ids.iter().map(|e| id(*e)).collect();
+        let until = ts(until);
+        self.write(move |c| {
+            let mut n = 0u64;
+            for endpoint in &ids {
+                let extended = diesel::sql_query(
+                    "UPDATE schedules SET lease_until = ? \
+                     WHERE lease_owner = ? AND endpoint_id = ? AND lease_until < ?",
+                )
+                .bind::<BigInt, _>(until)
+                .bind::<Text, _>(&owner)
+                .bind::<Text, _>(endpoint)
+                .bind::<BigInt, _>(until)
+                .execute(c)?;
+                if extended > 0 {
+                    diesel::sql_query(
+                        "UPDATE endpoints SET checking_until = ? \
+                         WHERE id = ? AND health = 'checking' AND checking_until < ?",
+                    )
+                    .bind::<BigInt, _>(until)
+                    .bind::<Text, _>(endpoint)
+                    .bind::<BigInt, _>(until)
+                    .execute(c)?;
+                }
+                n += extended as u64;
+            }
+            Ok(n)
+        })
+        .await
+    }
+
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();

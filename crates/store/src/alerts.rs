@@ -372,6 +372,18 @@ pub trait AlertStore: Send + Sync {
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
 
+    /// The heartbeat of runs in flight: moves the leases `owner` still holds on the schedules of
+    /// `endpoint_ids` to `until` (never earlier), and the `checking` marks of those endpoints with
+    /// them, so a run that outlives its first lease is not claimed again by another worker while
+    /// its own is alive. A lease another owner took is left alone. Returns how many were
+    /// extended.
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError>;
+
     /// Releases every lease `owner` holds (graceful shutdown): the work is claimable at once.
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;
 

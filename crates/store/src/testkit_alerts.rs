@@ -1259,6 +1259,55 @@ pub async fn alert_schedule_claim_marks_checking(store: Arc<dyn Store>) -> TestR
     Ok(())
 }
 
+/// The heartbeat: `extend_schedule_leases` moves the owner's leases (and the `checking` marks)
+/// forward, never back, and leaves another owner's lease alone; an extended run is not claimable
+/// when its first lease would have expired.
+pub async fn alert_schedule_leases_extend(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "beat", None, None).await?;
+    let a = scheduled_endpoint(&*store, ws.id, "a").await?;
+    let b = scheduled_endpoint(&*store, ws.id, "b").await?;
+    let rows = [&a, &b]
+        .iter()
+        .map(|e| NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            cadence: Cadence::Every(Frequency::Hourly),
+            next_run_at: at(5),
+        })
+        .collect();
+    store.insert_schedules(rows).await?;
+    assert_eq!(store.claim_schedules("w", at(10), LEASE, 1).await?.len(), 1);
+    assert_eq!(store.claim_schedules("x", at(10), LEASE, 1).await?.len(), 1);
+    let ids = [a.id, b.id];
+    assert_eq!(store.extend_schedule_leases("w", &[], at(0)).await?, 0);
+    // Only w's lease moves; to an earlier time nothing moves.
+    let later = after_lease(10) + Duration::seconds(30);
+    assert_eq!(store.extend_schedule_leases("w", &ids, later).await?, 1);
+    assert_eq!(store.extend_schedule_leases("w", &ids, at(20)).await?, 0);
+    // Past the first lease: x's schedule is claimable again, w's is not.
+    let claimed = store
+        .claim_schedules("y", after_lease(10), LEASE, 10)
+        .await?;
+    assert_eq!(claimed.len(), 1);
+    let w_held = if claimed[0].endpoint_id == a.id {
+        b.id
+    } else {
+        a.id
+    };
+    // w's `checking` mark moved with its lease: a reset at that time leaves it.
+    assert_eq!(store.reset_stale_checking(after_lease(10)).await?, 0);
+    assert_eq!(
+        store.get_endpoint(ws.id, w_held).await?.map(|e| e.health),
+        Some(Health::Checking)
+    );
+    assert!(
+        store
+            .finish_schedule(w_held, "w", later, "checked", false, after_lease(10))
+            .await?
+    );
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per [`AlertStore`] case (called by
 /// [`crate::conformance_suite!`]; not meant to be used on its own).
 #[doc(hidden)]
@@ -1276,6 +1325,7 @@ macro_rules! alert_conformance_cases {
             alert_long_leases_hold,
             alert_record_check_run,
             alert_schedule_claim_marks_checking,
+            alert_schedule_leases_extend,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
