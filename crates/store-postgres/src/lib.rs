@@ -171,9 +171,11 @@ impl PgStore {
         // `Fast` recycling: a checked-out connection is not verified with a `SELECT 1` round
         // trip first (that doubled the round trips of every one-statement read). A broken
         // connection is still discarded (`is_broken`), and one that died unnoticed (server
-        // restart) fails its first statement once: `StoreError::Unavailable`, a 503.
+        // restart) fails its first statement once: `StoreError::Unavailable`, a 503. Connections
+        // are driven by a runtime of their own, so no request runtime's shutdown closes them.
         let mut config = ManagerConfig::default();
         config.recycling_method = RecyclingMethod::Fast;
+        config.custom_setup = Box::new(|url| Box::pin(establish(url.to_owned())));
         let manager =
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url.trim(), config);
         let pool = Pool::builder(manager)
@@ -193,6 +195,44 @@ impl PgStore {
 
     async fn conn(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
         self.pool.get().await.map_err(unavailable)
+    }
+}
+
+/// The runtime that drives every pooled connection's socket (one thread, never dropped).
+///
+/// A connection's driver task runs on the runtime that opened it. Opened from a request, that was
+/// one of the HTTP server's per-thread runtimes, which stop at shutdown (and when a worker thread
+/// is restarted): the pooled connection then fails its next statement. With `Fast` recycling
+/// nothing would catch that before a statement does (the graceful shutdown's rate-limit hand-back
+/// did hit it), so connections are opened, and driven, here.
+fn driver_runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Runtime>> =
+        std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("apidrift-pg")
+                .enable_all()
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
+
+/// Opens a connection on [`driver_runtime`] (on the caller's runtime when it could not start).
+async fn establish(url: String) -> diesel::ConnectionResult<AsyncPgConnection> {
+    match driver_runtime() {
+        Some(rt) => match rt
+            .spawn(async move { AsyncPgConnection::establish(&url).await })
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => Err(diesel::ConnectionError::BadConnection(format!(
+                "opening a connection failed: {e}"
+            ))),
+        },
+        None => AsyncPgConnection::establish(&url).await,
     }
 }
 
