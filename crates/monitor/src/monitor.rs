@@ -12,7 +12,7 @@ use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{CheckResponse, DiffChange, Health, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
 use apidrift_store::{
-    DiffCounts, NewBaseline, NewCheck, NewDiff, QuotaOutcome, ResponseContract, Store,
+    CheckRecording, DiffCounts, NewBaseline, NewCheck, NewDiff, ResponseContract, Store,
     StoredBaseline, StoredEndpoint, new_id,
 };
 use serde_json::{Map, Value};
@@ -396,10 +396,12 @@ impl Monitor {
     }
 
     /// Runs a check (D7, D8): needs an active baseline ([`MonitorError::NoBaseline`]) and one
-    /// unit of the monthly quota ([`MonitorError::QuotaExhausted`]); fetches, diffs against the
-    /// baseline with the endpoint's mode and ignore paths, validates the contract in force, and
-    /// records the check, its diff (when a change exists) and the endpoint's figures in one
-    /// store call. A fetch with no response is one `status_changed` change at `status`.
+    /// unit of the monthly quota ([`MonitorError::QuotaExhausted`], refused before the fetch
+    /// when none is left, and by the recording when the quota ran out meanwhile); fetches,
+    /// diffs against the baseline with the endpoint's mode and ignore paths, validates the
+    /// contract in force, and records the quota unit, the check, its diff (when a change
+    /// exists), the endpoint's figures and the alerts in ONE store call, one transaction. A
+    /// fetch with no response is one `status_changed` change at `status`.
     pub async fn run_check(
         &self,
         workspace_id: Uuid,
@@ -476,39 +478,32 @@ impl Monitor {
         let request = self.request_for(&endpoint)?;
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
-        match self
-            .store
-            .consume_check_unit(workspace_id, OffsetDateTime::now_utc())
-            .await?
-        {
-            QuotaOutcome::Consumed { .. } => {}
-            QuotaOutcome::Exhausted { used, quota } => {
-                return Err(MonitorError::QuotaExhausted { used, quota });
-            }
-        }
+        // A read, so that a check with no unit left never fetches; the unit itself is taken in
+        // the recording transaction, which refuses (writing nothing) when the quota was used up
+        // meanwhile (docs/checks.md, "One transaction per check").
         let started_at = OffsetDateTime::now_utc();
-        self.store
-            .begin_checking(
-                workspace_id,
-                endpoint_id,
-                started_at,
-                run_deadline(&endpoint, started_at),
-            )
+        let usage = self
+            .store
+            .check_quota_usage(workspace_id, started_at)
             .await?;
-        let result = self
-            .check_inner(
-                &endpoint,
-                &baseline,
-                &request,
-                (&diff_options, &options),
-                started_at,
-                scheduled,
-            )
-            .await;
-        if result.is_err() {
-            self.restore_health(&endpoint).await;
+        if let Some(quota) = usage.exhausted() {
+            return Err(MonitorError::QuotaExhausted {
+                used: usage.used,
+                quota,
+            });
         }
-        result
+        // No `checking` mark of its own: a scheduled run was marked by its claim (and its
+        // finish restores the health when nothing was recorded); a manual check writes nothing
+        // before its one transaction, so an interrupted one leaves the previous health (D19).
+        self.check_inner(
+            &endpoint,
+            &baseline,
+            &request,
+            (&diff_options, &options),
+            started_at,
+            scheduled,
+        )
+        .await
     }
 
     /// One fetch, tried again after [`RETRY_DELAY`] up to `retries` times while it yields no
@@ -657,10 +652,19 @@ impl Monitor {
             diff_row.as_ref().map(|d| (d.id, d.changes.as_slice())),
             previous.as_ref().map(|p| (&p.base, p.changes.as_slice())),
         );
-        let (recorded, alerts_sent) = self
+        let (recorded, alerts_sent) = match self
             .store
-            .record_check_alerting(ws, check, diff_row, draft)
-            .await?;
+            .record_check_run(ws, check, diff_row, draft)
+            .await?
+        {
+            CheckRecording::Recorded {
+                recorded,
+                alerts_sent,
+            } => (*recorded, alerts_sent),
+            CheckRecording::QuotaExhausted { used, quota } => {
+                return Err(MonitorError::QuotaExhausted { used, quota });
+            }
+        };
         Ok(CheckOutcome {
             check_id,
             diff_id,

@@ -12,9 +12,12 @@ use crate::MonitorError;
 use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
 use apidrift_model::{Cadence, Plan};
 use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 /// The period of a cadence (a month is 30 days).
 pub fn period_of(cadence: Cadence) -> Duration {
@@ -83,8 +86,61 @@ async fn sync(ctx: &Ctx) {
     }
 }
 
+/// The schedules this process is running, whose leases the heartbeat renews.
+type InFlight = Arc<Mutex<HashSet<Uuid>>>;
+
+/// Removes a run from [`InFlight`] when it ends, however it ends (an aborted task included).
+struct Running(InFlight, Uuid);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.1);
+    }
+}
+
+/// Every third of a lease, moves the leases of the runs in flight one lease ahead (and their
+/// `checking` marks): a run slower than its lease (a slow upstream with retries, a loaded host,
+/// a multi-sample first capture) is not claimed again by another worker while this one lives.
+/// A process that dies stops renewing, so its claims still pass to others after one lease.
+async fn heartbeat(ctx: Ctx, in_flight: InFlight, mut stop: watch::Receiver<bool>) {
+    let every = (ctx.config.lease / 3).max(Duration::from_millis(10));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.changed() => return,
+        }
+        if *stop.borrow() {
+            return;
+        }
+        let ids: Vec<Uuid> = in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .copied()
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let lease = time::Duration::try_from(ctx.config.lease).unwrap_or(time::Duration::MINUTE);
+        let until = OffsetDateTime::now_utc() + lease;
+        if let Err(e) = ctx
+            .monitor
+            .store()
+            .extend_schedule_leases(&ctx.owner, &ids, until)
+            .await
+        {
+            tracing::warn!(error = %e, "scheduler: renewing leases failed");
+        }
+    }
+}
+
 /// The schedule loop of one process.
 pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
+    let in_flight: InFlight = Arc::default();
+    let beat = tokio::spawn(heartbeat(ctx.clone(), in_flight.clone(), stop.clone()));
     let claim_ctx = ctx.clone();
     let mut last_sync: Option<std::time::Instant> = None;
     claim_loop(
@@ -123,10 +179,19 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
         },
         move |item: ClaimedSchedule| {
             let ctx = ctx.clone();
-            async move { run_one(&ctx, item).await }
+            in_flight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(item.endpoint_id);
+            let running = Running(in_flight.clone(), item.endpoint_id);
+            async move {
+                run_one(&ctx, item).await;
+                drop(running);
+            }
         },
     )
     .await;
+    beat.abort();
 }
 
 async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {

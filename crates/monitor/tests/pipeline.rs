@@ -251,6 +251,7 @@ macro_rules! both_backends {
 }
 
 both_backends!(
+    slow_runs_keep_their_lease,
     capture_and_clean_check,
     drift_in_each_change_type,
     health_transitions_and_checking,
@@ -438,13 +439,15 @@ async fn health_transitions_and_checking(b: Backend) -> TestResult {
     // Back to baseline.
     up.set(json_ok(r#"{"a":1,"n":1}"#));
     assert_eq!(w.monitor.run_check(w.ws, id).await?.health, Health::Healthy);
-    // `checking` while a check runs.
+    // A manual check writes nothing before its one transaction: while it runs the endpoint
+    // shows the health of the last completed run (scheduled runs are marked `checking` by
+    // their claim; the store's conformance suite covers that).
     up.delay(Duration::from_millis(400));
     let m = w.monitor.clone();
     let ws = w.ws;
     let running = tokio::spawn(async move { m.run_check(ws, id).await });
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert_eq!(health(&w, id).await?, Health::Checking);
+    assert_eq!(health(&w, id).await?, Health::Healthy);
     let out = running.await??;
     assert_eq!(out.health, Health::Healthy);
     assert_eq!(health(&w, id).await?, Health::Healthy);
@@ -598,6 +601,51 @@ async fn quota_and_missing_baseline(b: Backend) -> TestResult {
     w.monitor.capture_baseline(w.ws, id).await?;
     let missing = w.monitor.run_check(w.ws, new_id()).await.err();
     assert!(matches!(missing, Some(MonitorError::NotFound)));
+
+    // The quota used up while a check fetches: the recording refuses and writes nothing.
+    w.store
+        .update_workspace(
+            w.ws,
+            apidrift_store::WorkspaceUpdate {
+                check_quota: Some(Some(3)),
+                ..Default::default()
+            },
+        )
+        .await?;
+    let before = w.store.get_endpoint(w.ws, id).await?;
+    let history = w
+        .store
+        .list_checks(w.ws, id, apidrift_store::PageRequest::default())
+        .await?
+        .total;
+    up.set(json_ok(r#"{"changed":true}"#));
+    up.delay(Duration::from_millis(400));
+    let m = w.monitor.clone();
+    let ws = w.ws;
+    let running = tokio::spawn(async move { m.run_check(ws, id).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(matches!(
+        w.store.consume_check_unit(w.ws, now).await?,
+        apidrift_store::QuotaOutcome::Consumed { used: 3, .. }
+    ));
+    let err = running.await?.err();
+    assert!(
+        matches!(
+            err,
+            Some(MonitorError::QuotaExhausted { used: 3, quota: 3 })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(up.server.hits(), 5, "it fetched, then recorded nothing");
+    assert_eq!(w.store.get_endpoint(w.ws, id).await?, before);
+    assert_eq!(
+        w.store
+            .list_checks(w.ws, id, apidrift_store::PageRequest::default())
+            .await?
+            .total,
+        history
+    );
+    assert_eq!(w.store.check_usage(w.ws, now).await?, 3);
     w.finish().await
 }
 
@@ -793,5 +841,63 @@ async fn hostile_bodies_are_compared_not_fatal(b: Backend) -> TestResult {
     up.set(json_ok(&deep));
     w.monitor.capture_baseline(w.ws, id).await?;
     assert_eq!(w.monitor.run_check(w.ws, id).await?.diff_id, None);
+    w.finish().await
+}
+
+/// A scheduled run slower than its lease keeps it (the worker's heartbeat renews the leases of
+/// its runs in flight): a second worker on the same database never runs it again meanwhile, and
+/// the endpoint shows `checking` until the run records.
+async fn slow_runs_keep_their_lease(b: Backend) -> TestResult {
+    let Some(w) = world(b, None).await? else {
+        return Ok(());
+    };
+    let up = Upstream::start(json_ok(r#"{"a":1}"#)).await?;
+    let id = endpoint(&w, Ep::new(up.server.url("/"))).await?;
+    w.monitor.capture_baseline(w.ws, id).await?;
+    let stored = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
+    let mut changes = apidrift_store::EndpointChanges::of(&stored);
+    changes.schedule = Some(apidrift_model::Cadence::Every(
+        apidrift_model::Frequency::Hourly,
+    ));
+    w.store
+        .update_endpoint(w.ws, id, changes, OffsetDateTime::now_utc())
+        .await?;
+    up.delay(Duration::from_millis(1200));
+    let config = apidrift_monitor::WorkerConfig {
+        deliveries: false,
+        poll: Duration::from_millis(20),
+        lease: Duration::from_millis(300),
+        first_run_jitter: false,
+        ..Default::default()
+    };
+    let workers = [
+        apidrift_monitor::Worker::start(w.monitor.clone(), w.keys.clone(), config.clone()),
+        apidrift_monitor::Worker::start(w.monitor.clone(), w.keys.clone(), config),
+    ];
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while up.server.hits() < 2 {
+        if std::time::Instant::now() > deadline {
+            return Err("the scheduled run never fetched".into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        health(&w, id).await?,
+        Health::Checking,
+        "marked by its claim"
+    );
+    // Four leases after the claim, then some.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(up.server.hits(), 2, "the capture and one scheduled run");
+    let history = w
+        .store
+        .list_checks(w.ws, id, apidrift_store::PageRequest::default())
+        .await?;
+    assert_eq!(history.total, 1);
+    assert_eq!(health(&w, id).await?, Health::Healthy);
+    for worker in workers {
+        worker.shutdown().await;
+    }
     w.finish().await
 }

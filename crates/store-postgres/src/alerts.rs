@@ -7,10 +7,10 @@ use crate::escape::{read_opt, read_text, store_opt, store_text};
 use crate::{Error, PgStore, Result, queries};
 use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
-    AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
-    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
-    ScheduleInfo, StoreError, StoredWebhook, WebhookKind, ids_from_text, ids_to_text, new_id,
-    plan_alerts,
+    AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
+    DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
+    QuotaOutcome, RecordedCheck, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
+    ids_from_text, ids_to_text, new_id, plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -312,6 +312,40 @@ impl AlertStore for PgStore {
         .map_err(StoreError::from)
     }
 
+    async fn record_check_run(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<CheckRecording, StoreError> {
+        let mut conn = self.conn().await?;
+        let result = conn
+            .transaction::<_, Error, _>(async |c| {
+                let (recorded, alerts_sent) =
+                    record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
+                // The unit last: the usage row is the workspace's hot row, so its lock is held
+                // only until the commit that follows. Exhausted rolls everything back.
+                match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
+                    QuotaOutcome::Consumed { .. } => Ok(CheckRecording::Recorded {
+                        recorded: Box::new(recorded),
+                        alerts_sent,
+                    }),
+                    QuotaOutcome::Exhausted { used, quota } => {
+                        Err(Error::QuotaExhausted { used, quota })
+                    }
+                }
+            })
+            .await;
+        match result {
+            Ok(r) => Ok(r),
+            Err(Error::QuotaExhausted { used, quota }) => {
+                Ok(CheckRecording::QuotaExhausted { used, quota })
+            }
+            Err(e) => Err(StoreError::from(e)),
+        }
+    }
+
     async fn claim_deliveries(
         &self,
         owner: &str,
@@ -499,12 +533,19 @@ impl AlertStore for PgStore {
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
+        // One statement: the claim and the in-flight mark of the claimed endpoints that are not
+        // paused (health `checking` until the lease ends, the health before kept to restore).
         let rows: Vec<ScheduleRow> = diesel::sql_query(
-            "UPDATE schedules SET lease_until = $2, lease_owner = $3 \
+            "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
              WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
                AND (lease_until IS NULL OR lease_until < $1) \
                ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
-             RETURNING workspace_id, endpoint_id, frequency, next_run_at",
+             RETURNING workspace_id, endpoint_id, frequency, next_run_at), \
+             marked AS (UPDATE endpoints e SET \
+               prior_health = CASE WHEN e.health = 'checking' THEN e.prior_health ELSE e.health END, \
+               health = 'checking', checking_until = $2, updated_at = $1 \
+             FROM claimed WHERE e.id = claimed.endpoint_id AND NOT e.paused RETURNING e.id) \
+             SELECT workspace_id, endpoint_id, frequency, next_run_at FROM claimed",
         )
         .bind::<Timestamptz, _>(now)
         .bind::<Timestamptz, _>(lease_until(now, lease))
@@ -536,10 +577,18 @@ impl AlertStore for PgStore {
     ) -> Result<bool, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(
-            "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
-             runs = runs + $4, skipped = skipped + $5, lease_until = NULL, lease_owner = NULL \
-             WHERE endpoint_id = $6 AND lease_owner = $7",
+        // The schedule first (the claim's lock order), then the endpoint: a run that recorded
+        // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
+        // before the claim.
+        let n: One = diesel::sql_query(
+            "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
+               last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
+               lease_until = NULL, lease_owner = NULL \
+             WHERE endpoint_id = $6 AND lease_owner = $7 RETURNING endpoint_id), \
+             restored AS (UPDATE endpoints e SET health = COALESCE(e.prior_health, 'unknown'), \
+               prior_health = NULL, checking_until = NULL, updated_at = $2 \
+             FROM done WHERE e.id = done.endpoint_id AND e.health = 'checking' RETURNING e.id) \
+             SELECT count(*) AS n FROM done",
         )
         .bind::<Timestamptz, _>(next_run_at)
         .bind::<Timestamptz, _>(now)
@@ -548,10 +597,39 @@ impl AlertStore for PgStore {
         .bind::<Int8, _>(i64::from(skipped))
         .bind::<SqlUuid, _>(endpoint_id)
         .bind::<Text, _>(owner)
-        .execute(&mut conn)
+        .get_result(&mut conn)
         .await
         .map_err(|e| StoreError::from(Error::Db(e)))?;
-        Ok(n > 0)
+        Ok(n.n > 0)
+    }
+
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
+        if endpoint_ids.is_empty() {
+            return Ok(0);
+        }
+        let mut conn = self.conn().await?;
+        let n: One = diesel::sql_query(
+            "WITH ext AS (UPDATE schedules SET lease_until = $3 \
+               WHERE lease_owner = $1 AND endpoint_id = ANY($2) AND lease_until < $3 \
+               RETURNING endpoint_id), \
+             marks AS (UPDATE endpoints e SET checking_until = $3 FROM ext \
+               WHERE e.id = ext.endpoint_id AND e.health = 'checking' \
+               AND e.checking_until < $3 RETURNING e.id) \
+             SELECT count(*) AS n FROM ext",
+        )
+        .bind::<Text, _>(owner)
+        .bind::<Array<SqlUuid>, _>(endpoint_ids)
+        .bind::<Timestamptz, _>(until)
+        .get_result(&mut conn)
+        .await
+        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        Ok(count(n.n))
     }
 
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {

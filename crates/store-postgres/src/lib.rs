@@ -37,14 +37,16 @@ use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
-    PageRequest, QuotaOutcome, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
-    WorkspaceUpdate,
+    PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
+    SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
+    Workspace, WorkspaceUpdate,
 };
 use async_trait::async_trait;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use time::OffsetDateTime;
@@ -66,6 +68,9 @@ pub(crate) enum Error {
     Store(#[from] StoreError),
     #[error(transparent)]
     Db(#[from] diesel::result::Error),
+    /// A check's recording found the monthly quota used up: the transaction rolls back.
+    #[error("monthly check quota exhausted ({used} of {quota})")]
+    QuotaExhausted { used: u64, quota: u32 },
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -90,6 +95,7 @@ impl From<Error> for StoreError {
         match e {
             Error::Store(s) => s,
             Error::Db(d) => map_db(d),
+            quota @ Error::QuotaExhausted { .. } => StoreError::Conflict(quota.to_string()),
         }
     }
 }
@@ -162,7 +168,16 @@ impl PgStore {
     /// [`PgStore::connect`] with options (skip migrations, pool size).
     pub async fn connect_with(url: &str, options: ConnectOptions) -> Result<Self, StoreError> {
         check_url(url)?;
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url.trim());
+        // `Fast` recycling: a checked-out connection is not verified with a `SELECT 1` round
+        // trip first (that doubled the round trips of every one-statement read). A broken
+        // connection is still discarded (`is_broken`), and one that died unnoticed (server
+        // restart) fails its first statement once: `StoreError::Unavailable`, a 503. Connections
+        // are driven by a runtime of their own, so no request runtime's shutdown closes them.
+        let mut config = ManagerConfig::default();
+        config.recycling_method = RecyclingMethod::Fast;
+        config.custom_setup = Box::new(|url| Box::pin(establish(url.to_owned())));
+        let manager =
+            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url.trim(), config);
         let pool = Pool::builder(manager)
             .max_size(options.max_connections.unwrap_or(DEFAULT_POOL).max(1))
             .build()
@@ -180,6 +195,44 @@ impl PgStore {
 
     async fn conn(&self) -> Result<Object<AsyncPgConnection>, StoreError> {
         self.pool.get().await.map_err(unavailable)
+    }
+}
+
+/// The runtime that drives every pooled connection's socket (one thread, never dropped).
+///
+/// A connection's driver task runs on the runtime that opened it. Opened from a request, that was
+/// one of the HTTP server's per-thread runtimes, which stop at shutdown (and when a worker thread
+/// is restarted): the pooled connection then fails its next statement. With `Fast` recycling
+/// nothing would catch that before a statement does (the graceful shutdown's rate-limit hand-back
+/// did hit it), so connections are opened, and driven, here.
+fn driver_runtime() -> Option<&'static tokio::runtime::Runtime> {
+    static RUNTIME: std::sync::OnceLock<Option<tokio::runtime::Runtime>> =
+        std::sync::OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("apidrift-pg")
+                .enable_all()
+                .build()
+                .ok()
+        })
+        .as_ref()
+}
+
+/// Opens a connection on [`driver_runtime`] (on the caller's runtime when it could not start).
+async fn establish(url: String) -> diesel::ConnectionResult<AsyncPgConnection> {
+    match driver_runtime() {
+        Some(rt) => match rt
+            .spawn(async move { AsyncPgConnection::establish(&url).await })
+            .await
+        {
+            Ok(result) => result,
+            Err(e) => Err(diesel::ConnectionError::BadConnection(format!(
+                "opening a connection failed: {e}"
+            ))),
+        },
+        None => AsyncPgConnection::establish(&url).await,
     }
 }
 
@@ -255,6 +308,17 @@ impl Store for PgStore {
     ) -> Result<QuotaOutcome, StoreError> {
         tx!(self, |c| queries::consume_check_unit(c, workspace_id, now)
             .await)
+    }
+
+    async fn check_quota_usage(
+        &self,
+        workspace_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<QuotaUsage, StoreError> {
+        let mut conn = self.conn().await?;
+        queries::check_quota_usage(&mut conn, workspace_id, at)
+            .await
+            .map_err(StoreError::from)
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {

@@ -4,7 +4,7 @@
 use crate::escape::{read_opt, read_text};
 use crate::rows::{EndpointRow, int, micros, strings};
 use crate::schema::endpoints;
-use crate::{Error, PgStore, Result};
+use crate::{Error, PgStore, Result, queries};
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
     StoredDelivery, StoredEndpoint, text::refuse_nul, to_u16, to_u32,
@@ -183,13 +183,6 @@ async fn list_checks(
     ep: Uuid,
     page: PageRequest,
 ) -> Result<Page<CheckHistoryRow>> {
-    let total: Count = diesel::sql_query(
-        "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<SqlUuid, _>(ep)
-    .get_result(c)
-    .await?;
     let rows: Vec<HistoryRow> = diesel::sql_query(
         "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
          c.response_time, c.error_kind, d.id AS diff_id, \
@@ -206,12 +199,26 @@ async fn list_checks(
     .bind::<BigInt, _>(i64::try_from(page.offset).unwrap_or(i64::MAX))
     .load(c)
     .await?;
+    // A short page (the usual case) tells the total: no second statement.
+    let total = match queries::known_total(page, rows.len()) {
+        Some(t) => t,
+        None => {
+            let n: Count = diesel::sql_query(
+                "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
+            )
+            .bind::<SqlUuid, _>(ws)
+            .bind::<SqlUuid, _>(ep)
+            .get_result(c)
+            .await?;
+            u64::try_from(n.n).unwrap_or(0)
+        }
+    };
     Ok(Page {
         items: rows
             .into_iter()
             .map(HistoryRow::into_model)
             .collect::<std::result::Result<_, _>>()?,
-        total: u64::try_from(total.n).unwrap_or(0),
+        total,
     })
 }
 
@@ -333,11 +340,9 @@ impl LifecycleStore for PgStore {
         page: PageRequest,
     ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
         let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
-            list_checks(c, workspace_id, endpoint_id, page).await
-        })
-        .await
-        .map_err(StoreError::from)
+        list_checks(&mut conn, workspace_id, endpoint_id, page)
+            .await
+            .map_err(StoreError::from)
     }
 
     async fn list_deliveries(

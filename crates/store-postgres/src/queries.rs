@@ -13,14 +13,14 @@ use crate::{Error, Result};
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, BulkCreated, DiffFilter, EndpointFilter, NewBaseline, NewCheck, NewDiff,
-    NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome, RecordedCheck,
-    ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline, StoredCheck,
-    StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace, WorkspaceUpdate,
-    changes_to_json, month_key, rules,
+    NewEndpointRow, NewToken, NewWorkspace, Page, PageRequest, QuotaOutcome, QuotaUsage,
+    RecordedCheck, ResponseContract, SealedField, SealedValue, StoreError, StoredBaseline,
+    StoredCheck, StoredEndpoint, StoredToken, TOKEN_TOUCH_INTERVAL_SECS, Workspace,
+    WorkspaceUpdate, changes_to_json, month_key, rules,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Int8, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Int4, Int8, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -151,6 +151,36 @@ pub async fn consume_check_unit(
             "quota upsert wrote nothing".into(),
         ))),
     }
+}
+
+#[derive(QueryableByName)]
+struct QuotaRow {
+    #[diesel(sql_type = Nullable<Int4>)]
+    check_quota: Option<i32>,
+    #[diesel(sql_type = Int8)]
+    used: i64,
+}
+
+/// The quota and the month's usage in one read.
+pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<QuotaUsage> {
+    let row: Option<QuotaRow> = diesel::sql_query(
+        "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
+         WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used \
+         FROM workspaces w WHERE w.id = $1",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<Text, _>(month_key(at))
+    .get_result(c)
+    .await
+    .optional()?;
+    let row = row.ok_or_else(not_found)?;
+    Ok(QuotaUsage {
+        used: count(row.used),
+        quota: row
+            .check_quota
+            .map(|q| u32::try_from(q).map_err(|e| StoreError::corrupt("check_quota", e)))
+            .transpose()?,
+    })
 }
 
 pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
@@ -342,7 +372,7 @@ fn endpoint_query(ws: Uuid, filter: &EndpointFilter) -> endpoints::BoxedQuery<'s
 }
 
 /// The total without a second statement when the page itself proves it.
-fn known_total(page: PageRequest, len: usize) -> Option<u64> {
+pub(crate) fn known_total(page: PageRequest, len: usize) -> Option<u64> {
     let len = len as u64;
     if (len > 0 || page.offset == 0) && len < u64::from(page.limit) {
         Some(page.offset + len)

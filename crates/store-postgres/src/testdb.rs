@@ -107,6 +107,38 @@ async fn when_unused(admin: &mut AsyncPgConnection, sql: &str) -> Result<(), Tes
     }
 }
 
+#[derive(diesel::QueryableByName)]
+struct DbStats {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    xact_commit: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    tup_inserted: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    tup_updated: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    tup_deleted: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+struct TableStats {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    relname: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    writes: i64,
+}
+
+/// Write counters of one test database ([`TestDb::write_stats`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Committed transactions (reads included: every autocommit statement is one).
+    pub xact_commit: i64,
+    pub tup_inserted: i64,
+    pub tup_updated: i64,
+    pub tup_deleted: i64,
+    /// Rows inserted + updated + deleted, per table.
+    pub table_writes: std::collections::BTreeMap<String, i64>,
+}
+
 /// A database of its own for one test.
 #[derive(Debug)]
 pub struct TestDb {
@@ -186,6 +218,35 @@ impl TestDb {
     /// The database's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The database's cumulative statistics (`pg_stat_database`, `pg_stat_user_tables`), read on
+    /// a connection of its own. Backends report their counters lazily (at the end of a
+    /// transaction at most once a second, else after about 10 s idle): wait for the server under
+    /// test to be idle before trusting a figure.
+    pub async fn write_stats(&self) -> Result<WriteStats, TestDbError> {
+        let mut c = AsyncPgConnection::establish(&self.url).await?;
+        // A fresh snapshot, not one cached earlier in this transaction.
+        c.batch_execute("SELECT pg_stat_clear_snapshot()").await?;
+        let db: DbStats = diesel::sql_query(
+            "SELECT xact_commit, tup_inserted, tup_updated, tup_deleted \
+             FROM pg_stat_database WHERE datname = current_database()",
+        )
+        .get_result(&mut c)
+        .await?;
+        let tables: Vec<TableStats> = diesel::sql_query(
+            "SELECT relname::text AS relname, n_tup_ins + n_tup_upd + n_tup_del AS writes \
+             FROM pg_stat_user_tables ORDER BY relname",
+        )
+        .load(&mut c)
+        .await?;
+        Ok(WriteStats {
+            xact_commit: db.xact_commit,
+            tup_inserted: db.tup_inserted,
+            tup_updated: db.tup_updated,
+            tup_deleted: db.tup_deleted,
+            table_writes: tables.into_iter().map(|t| (t.relname, t.writes)).collect(),
+        })
     }
 
     /// Drops the database (closing any connection still open on it).

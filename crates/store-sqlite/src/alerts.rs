@@ -6,10 +6,10 @@ use crate::rows::{from_ts, id, parse_id, ts};
 use crate::{Error, Result, SqliteStore, queries};
 use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
-    AlertDraft, AlertState, AlertStore, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
-    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
-    ScheduleInfo, StoreError, StoredWebhook, WebhookKind, ids_from_text, ids_to_text, new_id,
-    plan_alerts,
+    AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
+    DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
+    QuotaOutcome, RecordedCheck, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
+    ids_from_text, ids_to_text, new_id, plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -397,6 +397,18 @@ fn claim_schedules(
         .bind::<Text, _>(owner)
         .bind::<Text, _>(&r.endpoint_id)
         .execute(c)?;
+        // The in-flight mark, in the claim's transaction (health `checking` until the lease
+        // ends, the health before kept to restore); paused endpoints are skipped, not run.
+        diesel::sql_query(
+            "UPDATE endpoints SET \
+             prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
+             health = 'checking', checking_until = ?, updated_at = ? \
+             WHERE id = ? AND NOT paused",
+        )
+        .bind::<BigInt, _>(until)
+        .bind::<BigInt, _>(ts(now))
+        .bind::<Text, _>(&r.endpoint_id)
+        .execute(c)?;
         out.push(ClaimedSchedule {
             workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
             endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
@@ -472,6 +484,32 @@ impl AlertStore for SqliteStore {
     ) -> Result<(RecordedCheck, u32), StoreError> {
         self.write(move |c| record_alerting(c, workspace_id, &check, diff.as_ref(), &draft))
             .await
+    }
+
+    async fn record_check_run(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<CheckRecording, StoreError> {
+        self.write(move |c| {
+            // `BEGIN IMMEDIATE` serialises every writer, so the unit is taken first: when none is
+            // left, nothing else is written.
+            match queries::consume_check_unit(c, workspace_id, check.finished_at)? {
+                QuotaOutcome::Consumed { .. } => {}
+                QuotaOutcome::Exhausted { used, quota } => {
+                    return Ok(CheckRecording::QuotaExhausted { used, quota });
+                }
+            }
+            let (recorded, alerts_sent) =
+                record_alerting(c, workspace_id, &check, diff.as_ref(), &draft)?;
+            Ok(CheckRecording::Recorded {
+                recorded: Box::new(recorded),
+                alerts_sent,
+            })
+        })
+        .await
     }
 
     async fn claim_deliveries(
@@ -553,7 +591,61 @@ impl AlertStore for SqliteStore {
             .bind::<Text, _>(id(endpoint_id))
             .bind::<Text, _>(&owner)
             .execute(c)?;
+            if n > 0 {
+                // A run that recorded nothing (skipped, failed) leaves the claim's `checking`:
+                // the health before the claim comes back.
+                diesel::sql_query(
+                    "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
+                     prior_health = NULL, checking_until = NULL, updated_at = ? \
+                     WHERE id = ? AND health = 'checking'",
+                )
+                .bind::<BigInt, _>(ts(now))
+                .bind::<Text, _>(id(endpoint_id))
+                .execute(c)?;
+            }
             Ok(n > 0)
+        })
+        .await
+    }
+
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError> {
+        apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
+        if endpoint_ids.is_empty() {
+            return Ok(0);
+        }
+        let owner = owner.to_owned();
+        let ids: Vec<String> = endpoint_ids.iter().map(|e| id(*e)).collect();
+        let until = ts(until);
+        self.write(move |c| {
+            let mut n = 0u64;
+            for endpoint in &ids {
+                let extended = diesel::sql_query(
+                    "UPDATE schedules SET lease_until = ? \
+                     WHERE lease_owner = ? AND endpoint_id = ? AND lease_until < ?",
+                )
+                .bind::<BigInt, _>(until)
+                .bind::<Text, _>(&owner)
+                .bind::<Text, _>(endpoint)
+                .bind::<BigInt, _>(until)
+                .execute(c)?;
+                if extended > 0 {
+                    diesel::sql_query(
+                        "UPDATE endpoints SET checking_until = ? \
+                         WHERE id = ? AND health = 'checking' AND checking_until < ?",
+                    )
+                    .bind::<BigInt, _>(until)
+                    .bind::<Text, _>(endpoint)
+                    .bind::<BigInt, _>(until)
+                    .execute(c)?;
+                }
+                n += extended as u64;
+            }
+            Ok(n)
         })
         .await
     }

@@ -35,9 +35,9 @@ use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
-    PageRequest, QuotaOutcome, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
-    WorkspaceUpdate,
+    PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
+    SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
+    Workspace, WorkspaceUpdate,
 };
 use async_trait::async_trait;
 use diesel::connection::SimpleConnection;
@@ -297,6 +297,21 @@ impl Store for SqliteStore {
     ) -> Result<QuotaOutcome, StoreError> {
         self.write(move |c| queries::consume_check_unit(c, workspace_id, now))
             .await
+    }
+
+    async fn check_quota_usage(
+        &self,
+        workspace_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<QuotaUsage, StoreError> {
+        self.read(move |c| {
+            let quota = queries::require_workspace(c, workspace_id)?.check_quota;
+            Ok(QuotaUsage {
+                used: queries::check_usage(c, workspace_id, at)?,
+                quota,
+            })
+        })
+        .await
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {

@@ -50,7 +50,7 @@ pub fn get_workspace(c: &mut SqliteConnection, ws: Uuid) -> Result<Option<Worksp
     Ok(row.map(WorkspaceRow::into_model).transpose()?)
 }
 
-fn require_workspace(c: &mut SqliteConnection, ws: Uuid) -> Result<Workspace> {
+pub(crate) fn require_workspace(c: &mut SqliteConnection, ws: Uuid) -> Result<Workspace> {
     get_workspace(c, ws)?.ok_or(Error::Store(StoreError::NotFound))
 }
 

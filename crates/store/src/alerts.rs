@@ -7,7 +7,7 @@
 //! again, so work claimed by a process that died is picked up by another after the lease.
 //! PostgreSQL claims with `FOR UPDATE SKIP LOCKED`; SQLite claims inside `BEGIN IMMEDIATE`.
 
-use crate::{NewCheck, NewDiff, RecordedCheck, StoreError};
+use crate::{CheckRecording, NewCheck, NewDiff, RecordedCheck, StoreError};
 use apidrift_model::{Cadence, Severity};
 use async_trait::async_trait;
 use std::time::Duration;
@@ -295,6 +295,19 @@ pub trait AlertStore: Send + Sync {
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError>;
 
+    /// A whole check in ONE transaction: [`AlertStore::record_check_alerting`] plus one unit of
+    /// the monthly quota of `check.finished_at`'s month (as [`crate::Store::consume_check_unit`]
+    /// takes it). When the quota is used up by then, nothing at all is written and the answer is
+    /// [`CheckRecording::QuotaExhausted`]. The check's claim mark (health `checking`, set by
+    /// [`AlertStore::claim_schedules`]) is replaced by the health the check derives.
+    async fn record_check_run(
+        &self,
+        workspace_id: Uuid,
+        check: NewCheck,
+        diff: Option<NewDiff>,
+        draft: AlertDraft,
+    ) -> Result<CheckRecording, StoreError>;
+
     // ---------------------------------------------------------------- deliveries
 
     /// Claims up to `limit` pending deliveries due at `now` whose lease is free or expired,
@@ -333,7 +346,10 @@ pub trait AlertStore: Send + Sync {
     async fn insert_schedules(&self, rows: Vec<NewSchedule>) -> Result<u64, StoreError>;
 
     /// Claims up to `limit` schedules due at `now` (lease free or expired), leasing them to
-    /// `owner` until `now + lease`.
+    /// `owner` until `now + lease`, in one statement (PostgreSQL: `FOR UPDATE SKIP LOCKED`). The
+    /// same transaction marks the claimed endpoints that are not paused as in flight (D7, D19):
+    /// health `checking` until the lease ends, the health before it kept (as
+    /// [`crate::LifecycleStore::begin_checking`] does), so the run itself writes no mark.
     async fn claim_schedules(
         &self,
         owner: &str,
@@ -343,7 +359,9 @@ pub trait AlertStore: Send + Sync {
     ) -> Result<Vec<ClaimedSchedule>, StoreError>;
 
     /// Ends a claimed run: sets the next run, the outcome (`skipped` counts a run that did not
-    /// check, e.g. quota exhausted), releases the lease. False when `owner` lost the lease.
+    /// check, e.g. quota exhausted), releases the lease, and gives the endpoint back the health
+    /// it had before the claim when it is still `checking` (a run that recorded nothing). False
+    /// when `owner` lost the lease (nothing written).
     async fn finish_schedule(
         &self,
         endpoint_id: Uuid,
@@ -353,6 +371,18 @@ pub trait AlertStore: Send + Sync {
         skipped: bool,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError>;
+
+    /// The heartbeat of runs in flight: moves the leases `owner` still holds on the schedules of
+    /// `endpoint_ids` to `until` (never earlier), and the `checking` marks of those endpoints with
+    /// them, so a run that outlives its first lease is not claimed again by another worker while
+    /// its own is alive. A lease another owner took is left alone. Returns how many were
+    /// extended.
+    async fn extend_schedule_leases(
+        &self,
+        owner: &str,
+        endpoint_ids: &[Uuid],
+        until: OffsetDateTime,
+    ) -> Result<u64, StoreError>;
 
     /// Releases every lease `owner` holds (graceful shutdown): the work is claimable at once.
     async fn release_leases(&self, owner: &str) -> Result<u64, StoreError>;

@@ -176,6 +176,15 @@ pub trait Store:
     /// Units consumed in the calendar month (UTC) of `at`.
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError>;
 
+    /// The workspace's quota and the units consumed in the month of `at`, read without any
+    /// write (a check refuses before it fetches when nothing is left; the unit itself is taken by
+    /// [`AlertStore::record_check_run`]). [`StoreError::NotFound`] when the workspace is missing.
+    async fn check_quota_usage(
+        &self,
+        workspace_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<QuotaUsage, StoreError>;
+
     // ---------------------------------------------------------------- tokens
 
     /// Stores a token (its hash, never its text). [`StoreError::NotFound`] when the workspace does

@@ -11,7 +11,7 @@ use crate::testkit::{
     TestResult, at, change, check, diff, endpoint_row, plain_endpoint, workspace,
 };
 use crate::*;
-use apidrift_model::{Cadence, Frequency, Severity};
+use apidrift_model::{Cadence, Frequency, Health, Severity};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
@@ -1000,6 +1000,314 @@ pub async fn alert_long_leases_hold(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// [`AlertStore::record_check_run`]: the quota unit, the check, its diff, the figures and the
+/// alerts in one transaction; with no unit left nothing at all is written; concurrent checks
+/// take exactly the quota. [`crate::Store::check_quota_usage`] reads the quota without a write.
+pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "runs", None, Some(3)).await?;
+    let other = workspace(&*store, "other", None, None).await?;
+    let e = scheduled_endpoint(&*store, ws.id, "e").await?;
+    store
+        .create_webhook(new_hook(ws.id, 1, Severity::Info))
+        .await?;
+    assert_eq!(
+        store.check_quota_usage(ws.id, at(0)).await?,
+        QuotaUsage {
+            used: 0,
+            quota: Some(3)
+        }
+    );
+    assert_eq!(
+        store.check_quota_usage(other.id, at(0)).await?,
+        QuotaUsage {
+            used: 0,
+            quota: None
+        }
+    );
+    match store.check_quota_usage(new_id(), at(0)).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("missing workspace: {x:?}"))),
+    }
+
+    // A drift: the unit, the check, the diff, the figures and one delivery.
+    let d = draft(Some("fp1"), Some(Severity::Breaking), at(10));
+    let first = diff(None, vec![change("$.a", Severity::Breaking)], at(10));
+    let first_id = first.id;
+    match store
+        .record_check_run(ws.id, check(e.id, at(10)), Some(first), d)
+        .await?
+    {
+        CheckRecording::Recorded {
+            recorded,
+            alerts_sent,
+        } => {
+            assert_eq!((recorded.health, alerts_sent), (Health::Breaking, 1));
+            assert_eq!(recorded.check.diff_id, Some(first_id));
+        }
+        x => return Err(fail(format!("first run: {x:?}"))),
+    }
+    assert_eq!(store.check_usage(ws.id, at(10)).await?, 1);
+    let usage = store.check_quota_usage(ws.id, at(10)).await?;
+    assert_eq!((usage.used, usage.exhausted()), (1, None));
+    // Two clean checks: the second resolves nothing more, both take a unit.
+    for ms in [20, 30] {
+        let r = store
+            .record_check_run(ws.id, check(e.id, at(ms)), None, draft(None, None, at(ms)))
+            .await?;
+        assert!(
+            matches!(r, CheckRecording::Recorded { .. }),
+            "run at {ms}: {r:?}"
+        );
+    }
+    let usage = store.check_quota_usage(ws.id, at(30)).await?;
+    assert_eq!((usage.used, usage.exhausted()), (3, Some(3)));
+    let before = store.get_endpoint(ws.id, e.id).await?;
+    let history = store
+        .list_checks(ws.id, e.id, PageRequest::default())
+        .await?;
+    let deliveries = store.delivery_counts(ws.id).await?;
+    // Quota used up: refused, and nothing of the check is written.
+    let refused = diff(None, vec![change("$.b", Severity::Breaking)], at(40));
+    let r = store
+        .record_check_run(
+            ws.id,
+            check(e.id, at(40)),
+            Some(refused),
+            draft(Some("fp2"), Some(Severity::Breaking), at(40)),
+        )
+        .await?;
+    assert_eq!(r, CheckRecording::QuotaExhausted { used: 3, quota: 3 });
+    assert_eq!(store.get_endpoint(ws.id, e.id).await?, before);
+    assert_eq!(
+        store
+            .list_checks(ws.id, e.id, PageRequest::default())
+            .await?
+            .total,
+        history.total
+    );
+    assert_eq!(store.delivery_counts(ws.id).await?, deliveries);
+    assert_eq!(
+        store
+            .list_diffs(ws.id, &DiffFilter::default(), PageRequest::default())
+            .await?
+            .total,
+        1
+    );
+    assert_eq!(store.check_usage(ws.id, at(40)).await?, 3);
+    // Another month has its own units.
+    let next_month = at(0) + Duration::days(40);
+    assert!(matches!(
+        store
+            .record_check_run(
+                ws.id,
+                check(e.id, next_month),
+                None,
+                draft(None, None, next_month)
+            )
+            .await?,
+        CheckRecording::Recorded { .. }
+    ));
+    assert_eq!(store.check_usage(ws.id, next_month).await?, 1);
+    // Another workspace's endpoint: not found, nothing consumed.
+    let r = store
+        .record_check_run(
+            other.id,
+            check(e.id, at(50)),
+            None,
+            draft(None, None, at(50)),
+        )
+        .await;
+    assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
+    assert_eq!(store.check_usage(other.id, at(50)).await?, 0);
+
+    // Exact under concurrency: 12 runs on 4 endpoints against a quota of 5.
+    let busy = workspace(&*store, "busy", None, Some(5)).await?;
+    let mut eps = Vec::new();
+    for i in 0..4 {
+        eps.push(
+            scheduled_endpoint(&*store, busy.id, &format!("b{i}"))
+                .await?
+                .id,
+        );
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..12i64 {
+        let (store, ep) = (store.clone(), eps[usize::try_from(i % 4).unwrap_or(0)]);
+        tasks.spawn(async move {
+            let d = diff(None, vec![change("$.c", Severity::Warning)], at(100 + i));
+            store
+                .record_check_run(
+                    busy.id,
+                    check(ep, at(100 + i)),
+                    Some(d),
+                    draft(Some("c"), Some(Severity::Warning), at(100 + i)),
+                )
+                .await
+        });
+    }
+    let mut recorded = 0;
+    while let Some(joined) = tasks.join_next().await {
+        match joined?? {
+            CheckRecording::Recorded { .. } => recorded += 1,
+            CheckRecording::QuotaExhausted { quota, .. } => assert_eq!(quota, 5),
+        }
+    }
+    assert_eq!(recorded, 5, "exactly the quota is recorded");
+    assert_eq!(store.check_usage(busy.id, at(100)).await?, 5);
+    let mut rows = 0;
+    for ep in &eps {
+        rows += store
+            .list_checks(busy.id, *ep, PageRequest::default())
+            .await?
+            .total;
+    }
+    assert_eq!(rows, 5, "a refused run leaves no check row");
+    assert_eq!(
+        store
+            .list_diffs(busy.id, &DiffFilter::default(), PageRequest::default())
+            .await?
+            .total,
+        5
+    );
+    Ok(())
+}
+
+/// A schedule claim marks its endpoints in flight (health `checking` until the lease ends, D7,
+/// D19) — not the paused ones; a run that records replaces the mark with its health; a finish
+/// without a recording gives back the health before the claim; a claim whose worker died is
+/// undone by `reset_stale_checking` once its lease has passed.
+pub async fn alert_schedule_claim_marks_checking(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "marks", None, None).await?;
+    let mut ids = Vec::new();
+    for name in ["ran", "skipped", "paused", "died"] {
+        let e = scheduled_endpoint(&*store, ws.id, name).await?;
+        store
+            .set_health(ws.id, e.id, Health::Warning, at(1))
+            .await?;
+        ids.push(e);
+    }
+    let (ran, skipped, paused, died) = (&ids[0], &ids[1], &ids[2], &ids[3]);
+    let mut changes = EndpointChanges::of(paused);
+    changes.paused = true;
+    store
+        .update_endpoint(ws.id, paused.id, changes, at(2))
+        .await?;
+    let rows = ids
+        .iter()
+        .map(|e| NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            cadence: Cadence::Every(Frequency::Hourly),
+            next_run_at: at(5),
+        })
+        .collect();
+    assert_eq!(store.insert_schedules(rows).await?, 4);
+    let health = |id: Uuid| {
+        let store = store.clone();
+        async move { Ok::<_, StoreError>(store.get_endpoint(ws.id, id).await?.map(|e| e.health)) }
+    };
+    assert_eq!(
+        store.claim_schedules("w", at(10), LEASE, 10).await?.len(),
+        4
+    );
+    for e in [ran, skipped, died] {
+        assert_eq!(health(e.id).await?, Some(Health::Checking), "{}", e.name);
+    }
+    assert_eq!(health(paused.id).await?, Some(Health::Warning));
+
+    // A recorded run: its own health, and the finish leaves it.
+    let r = store
+        .record_check_run(
+            ws.id,
+            check(ran.id, at(20)),
+            None,
+            draft(None, None, at(20)),
+        )
+        .await?;
+    assert!(matches!(r, CheckRecording::Recorded { .. }), "{r:?}");
+    assert_eq!(health(ran.id).await?, Some(Health::Healthy));
+    let next = at(10) + Duration::hours(1);
+    assert!(
+        store
+            .finish_schedule(ran.id, "w", next, "checked", false, at(21))
+            .await?
+    );
+    assert_eq!(health(ran.id).await?, Some(Health::Healthy));
+    // Skipped (or failed): the health before the claim comes back.
+    assert!(
+        store
+            .finish_schedule(skipped.id, "w", next, "skipped: quota", true, at(22))
+            .await?
+    );
+    assert_eq!(health(skipped.id).await?, Some(Health::Warning));
+    assert!(
+        store
+            .finish_schedule(paused.id, "w", next, "skipped: paused", true, at(22))
+            .await?
+    );
+    assert_eq!(health(paused.id).await?, Some(Health::Warning));
+    // Another owner's finish writes nothing, the mark stays until the lease has passed.
+    assert!(
+        !store
+            .finish_schedule(died.id, "x", next, "checked", false, at(23))
+            .await?
+    );
+    assert_eq!(health(died.id).await?, Some(Health::Checking));
+    assert_eq!(store.reset_stale_checking(at(30)).await?, 0);
+    assert_eq!(store.reset_stale_checking(after_lease(10)).await?, 1);
+    assert_eq!(health(died.id).await?, Some(Health::Warning));
+    Ok(())
+}
+
+/// The heartbeat: `extend_schedule_leases` moves the owner's leases (and the `checking` marks)
+/// forward, never back, and leaves another owner's lease alone; an extended run is not claimable
+/// when its first lease would have expired.
+pub async fn alert_schedule_leases_extend(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "beat", None, None).await?;
+    let a = scheduled_endpoint(&*store, ws.id, "a").await?;
+    let b = scheduled_endpoint(&*store, ws.id, "b").await?;
+    let rows = [&a, &b]
+        .iter()
+        .map(|e| NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            cadence: Cadence::Every(Frequency::Hourly),
+            next_run_at: at(5),
+        })
+        .collect();
+    store.insert_schedules(rows).await?;
+    assert_eq!(store.claim_schedules("w", at(10), LEASE, 1).await?.len(), 1);
+    assert_eq!(store.claim_schedules("x", at(10), LEASE, 1).await?.len(), 1);
+    let ids = [a.id, b.id];
+    assert_eq!(store.extend_schedule_leases("w", &[], at(0)).await?, 0);
+    // Only w's lease moves; to an earlier time nothing moves.
+    let later = after_lease(10) + Duration::seconds(30);
+    assert_eq!(store.extend_schedule_leases("w", &ids, later).await?, 1);
+    assert_eq!(store.extend_schedule_leases("w", &ids, at(20)).await?, 0);
+    // Past the first lease: x's schedule is claimable again, w's is not.
+    let claimed = store
+        .claim_schedules("y", after_lease(10), LEASE, 10)
+        .await?;
+    assert_eq!(claimed.len(), 1);
+    let w_held = if claimed[0].endpoint_id == a.id {
+        b.id
+    } else {
+        a.id
+    };
+    // w's `checking` mark moved with its lease: a reset at that time leaves it.
+    assert_eq!(store.reset_stale_checking(after_lease(10)).await?, 0);
+    assert_eq!(
+        store.get_endpoint(ws.id, w_held).await?.map(|e| e.health),
+        Some(Health::Checking)
+    );
+    assert!(
+        store
+            .finish_schedule(w_held, "w", later, "checked", false, after_lease(10))
+            .await?
+    );
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per [`AlertStore`] case (called by
 /// [`crate::conformance_suite!`]; not meant to be used on its own).
 #[doc(hidden)]
@@ -1015,6 +1323,9 @@ macro_rules! alert_conformance_cases {
             alert_schedules_insert_and_read,
             alert_schedule_claims_and_leases,
             alert_long_leases_hold,
+            alert_record_check_run,
+            alert_schedule_claim_marks_checking,
+            alert_schedule_leases_extend,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {

@@ -106,6 +106,37 @@ pub enum QuotaOutcome {
     Exhausted { used: u64, quota: u32 },
 }
 
+/// The monthly quota of a workspace as a read sees it ([`crate::Store::check_quota_usage`]): no
+/// unit is consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaUsage {
+    /// Units consumed in the month read.
+    pub used: u64,
+    /// The workspace's `check_quota` (`None`: unlimited).
+    pub quota: Option<u32>,
+}
+
+impl QuotaUsage {
+    /// `Some(quota)` when no unit is left this month.
+    pub fn exhausted(&self) -> Option<u32> {
+        self.quota.filter(|q| self.used >= u64::from(*q))
+    }
+}
+
+/// Result of [`crate::AlertStore::record_check_run`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckRecording {
+    /// Everything was written: the quota unit, the check, its diff, the endpoint's figures and
+    /// the alerts; `alerts_sent` deliveries were queued.
+    Recorded {
+        /// Boxed: a check row is large next to the refusal.
+        recorded: Box<RecordedCheck>,
+        alerts_sent: u32,
+    },
+    /// The month's quota was used up before this check could take its unit: nothing was written.
+    QuotaExhausted { used: u64, quota: u32 },
+}
+
 /// The usage period of a timestamp: its calendar month in UTC, as `YYYY-MM`.
 pub fn month_key(at: OffsetDateTime) -> String {
     let utc = at.to_offset(time::UtcOffset::UTC);

@@ -70,6 +70,11 @@ impl Env {
         }))
     }
 
+    /// The PostgreSQL test database (`None` on SQLite).
+    pub fn pg(&self) -> Option<&TestDb> {
+        self.pg.as_ref()
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(binary());
         cmd.args(args)
