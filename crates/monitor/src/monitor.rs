@@ -492,18 +492,35 @@ impl Monitor {
                 quota,
             });
         }
-        // No `checking` mark of its own: a scheduled run was marked by its claim (and its
-        // finish restores the health when nothing was recorded); a manual check writes nothing
-        // before its one transaction, so an interrupted one leaves the previous health (D19).
-        self.check_inner(
-            &endpoint,
-            &baseline,
-            &request,
-            (&diff_options, &options),
-            started_at,
-            scheduled,
-        )
-        .await
+        // `checking` while the check runs (D7). A scheduled run was marked by its claim (and its
+        // finish restores the health when nothing was recorded). A manual check marks itself,
+        // with a deadline, so that readers see it running; the mark keeps the previous health,
+        // which comes back when the check records nothing and, after the deadline, when the
+        // process died (D19).
+        if !scheduled {
+            self.store
+                .begin_checking(
+                    workspace_id,
+                    endpoint_id,
+                    started_at,
+                    run_deadline(&endpoint, started_at),
+                )
+                .await?;
+        }
+        let result = self
+            .check_inner(
+                &endpoint,
+                &baseline,
+                &request,
+                (&diff_options, &options),
+                started_at,
+                scheduled,
+            )
+            .await;
+        if result.is_err() && !scheduled {
+            self.restore_health(&endpoint).await;
+        }
+        result
     }
 
     /// One fetch, tried again after [`RETRY_DELAY`] up to `retries` times while it yields no
