@@ -251,31 +251,8 @@ async fn delete(
     id: web::Path<String>,
     body: web::Bytes,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let pairs = form_pairs(&body);
-    let done = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "delete endpoints")?;
-        if field(&pairs, "confirm") != Some("yes") {
-            return Err(ApiError::BadRequest(
-                "confirm: open the delete page and confirm there".into(),
-            ));
-        }
-        let id = parse_uuid(&id)?;
-        state.service.delete_endpoint(s.workspace_id(), id).await?;
-        Ok(())
-    }
-    .await;
-    Ok(match done {
-        Ok(()) => redirect(&format!(
-            "/console/endpoints?done={}",
-            url_param("Deleted 1 endpoint(s).")
-        )),
-        Err(e) => error_page(Some(&s), &e),
-    })
+    let id = parse_uuid(&id).map(|id| vec![id]);
+    delete_confirmed(state, req, body, |_| id).await
 }
 
 /// The endpoints a bulk delete names: every `id` field, in order, duplicates once. An id that
@@ -355,6 +332,18 @@ async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Pa
 /// `POST /console/endpoints/delete` (from the confirmation): deletes them all, then the list
 /// says how many.
 async fn delete_many(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
+    delete_confirmed(state, req, body, ids_of).await
+}
+
+/// A confirmed delete of one endpoint or several (`ids` reads them from the form): CSRF, the
+/// admin role and the confirmation field first, then the service's use case; the list then says
+/// how many went.
+async fn delete_confirmed(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+    ids: impl FnOnce(&[(String, String)]) -> Result<Vec<Uuid>, ApiError>,
+) -> Page {
     let s = match super::pages::session_for(&state, &req).await {
         Ok(s) => s,
         Err(resp) => return Ok(resp),
@@ -368,7 +357,7 @@ async fn delete_many(state: web::Data<AppState>, req: HttpRequest, body: web::By
                 "confirm: open the delete page and confirm there".into(),
             ));
         }
-        let ids = ids_of(&pairs)?;
+        let ids = ids(&pairs)?;
         Ok(state
             .service
             .delete_endpoints(s.workspace_id(), &ids)
