@@ -105,14 +105,10 @@ fn import_body(doc: &[u8]) -> Vec<u8> {
     body
 }
 
-fn stripe_import(backend: Backend) -> TestResult {
-    let Some(doc) = stripe()? else {
-        return Ok(());
-    };
-    let Some(env) = Env::new(backend, VARS)? else {
-        return Ok(());
-    };
-    let ws = env.cli(&["workspace", "create", "--name", "stripe"])?["id"]
+/// A workspace named `name` with the console user `owner@example.com` (password [`PASSWORD`])
+/// as its owner; returns the workspace id.
+fn workspace_with_owner(env: &Env, name: &str) -> Result<String, Box<dyn Error>> {
+    let ws = env.cli(&["workspace", "create", "--name", name])?["id"]
         .as_str()
         .ok_or("no workspace id")?
         .to_owned();
@@ -143,6 +139,17 @@ fn stripe_import(backend: Backend) -> TestResult {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Ok(ws)
+}
+
+fn stripe_import(backend: Backend) -> TestResult {
+    let Some(doc) = stripe()? else {
+        return Ok(());
+    };
+    let Some(env) = Env::new(backend, VARS)? else {
+        return Ok(());
+    };
+    let ws = workspace_with_owner(&env, "stripe")?;
 
     let server = Arc::new(env.serve(&[])?);
     let (cookie, csrf) = login(&server)?;
@@ -311,32 +318,7 @@ fn too_large(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, VARS)? else {
         return Ok(());
     };
-    let ws = env.cli(&["workspace", "create", "--name", "small"])?["id"]
-        .as_str()
-        .ok_or("no workspace id")?
-        .to_owned();
-    let mut child = env
-        .command(&[
-            "user",
-            "create",
-            "--email",
-            "owner@example.com",
-            "--password-stdin",
-            "--workspace",
-            &ws,
-            "--role",
-            "owner",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    child
-        .stdin
-        .take()
-        .ok_or("no stdin")?
-        .write_all(format!("{PASSWORD}\n").as_bytes())?;
-    assert!(child.wait_with_output()?.status.success());
+    workspace_with_owner(&env, "small")?;
     let server = env.serve(&[("APIDRIFT_LIMITS__IMPORT_MAX_BYTES", "1000")])?;
     let (cookie, csrf) = login(&server)?;
     let big = json!({ "document": "x".repeat(2000) })
