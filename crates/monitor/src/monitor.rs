@@ -9,11 +9,11 @@ use apidrift_diff::{
     Shape, TextBody, VolatileError, diff, is_json_media_type, volatile_paths,
 };
 use apidrift_model::validate::{Credential, ExtraHeader};
-use apidrift_model::{CheckResponse, DiffChange, Health, sealed};
+use apidrift_model::{CheckResponse, DiffChange, DiffDetail, Health, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
 use apidrift_store::{
-    CheckRecording, DiffCounts, NewBaseline, NewCheck, NewDiff, ResponseContract, Store,
-    StoredBaseline, StoredEndpoint, new_id,
+    CheckContext, CheckRecording, DiffCounts, NewBaseline, NewCheck, NewDiff, ResponseContract,
+    Store, StoredBaseline, StoredEndpoint, new_id,
 };
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -465,27 +465,30 @@ impl Monitor {
         endpoint_id: Uuid,
         scheduled: bool,
     ) -> Result<CheckOutcome, MonitorError> {
-        let endpoint = self.endpoint(workspace_id, endpoint_id).await?;
-        let Some(baseline) = self
+        let lock = self.lock_for(endpoint_id);
+        let _guard = lock.lock().await;
+        // One read for the endpoint, its baseline, the quota and the newest diff, under the
+        // endpoint's lock so that a check queued behind another sees what that one recorded.
+        // The quota is read so that a check with no unit left never fetches; the unit itself is
+        // taken in the recording transaction, which refuses (writing nothing) when the quota was
+        // used up meanwhile (docs/checks.md, "One transaction per check").
+        let started_at = OffsetDateTime::now_utc();
+        let CheckContext {
+            endpoint,
+            baseline,
+            usage,
+            latest_diff,
+        } = self
             .store
-            .active_baseline(workspace_id, endpoint_id)
+            .check_context(workspace_id, endpoint_id, started_at)
             .await?
-        else {
+            .ok_or(MonitorError::NotFound)?;
+        let Some(baseline) = baseline else {
             return Err(MonitorError::NoBaseline);
         };
         let options = self.options_for(&endpoint)?;
         let diff_options = with_volatile(options.clone(), &baseline.volatile_paths)?;
         let request = self.request_for(&endpoint)?;
-        let lock = self.lock_for(endpoint_id);
-        let _guard = lock.lock().await;
-        // A read, so that a check with no unit left never fetches; the unit itself is taken in
-        // the recording transaction, which refuses (writing nothing) when the quota was used up
-        // meanwhile (docs/checks.md, "One transaction per check").
-        let started_at = OffsetDateTime::now_utc();
-        let usage = self
-            .store
-            .check_quota_usage(workspace_id, started_at)
-            .await?;
         if let Some(quota) = usage.exhausted() {
             return Err(MonitorError::QuotaExhausted {
                 used: usage.used,
@@ -513,7 +516,7 @@ impl Monitor {
                 &baseline,
                 &request,
                 (&diff_options, &options),
-                started_at,
+                (started_at, latest_diff),
                 scheduled,
             )
             .await;
@@ -569,7 +572,7 @@ impl Monitor {
         baseline: &StoredBaseline,
         request: &FetchRequest,
         (options, contract_options): (&Options, &Options),
-        started_at: OffsetDateTime,
+        (started_at, previous): (OffsetDateTime, Option<DiffDetail>),
         scheduled: bool,
     ) -> Result<CheckOutcome, MonitorError> {
         let ws = endpoint.workspace_id;
@@ -590,7 +593,8 @@ impl Monitor {
         let check_id = new_id();
         let (changes, captured, failure) = match fetched {
             Ok(response) => {
-                let captured = Captured::from_response(response.clone());
+                let elapsed_ms = response.elapsed_ms();
+                let captured = Captured::from_response(response);
                 let new = Input::response(
                     captured.status,
                     captured.headers.clone(),
@@ -598,7 +602,10 @@ impl Monitor {
                 );
                 let mut report =
                     diff(&old, &new, options).map_err(|e| MonitorError::Diff(e.to_string()))?;
+                // A body that parsed is valid JSON: only one that did not is parsed again, for
+                // the reason it fails.
                 if matches!(old.body, Body::Json(_))
+                    && !matches!(new.body, Body::Json(_))
                     && let Some(why) =
                         invalid_json(captured.content_type.as_deref(), &captured.body)
                 {
@@ -611,11 +618,7 @@ impl Monitor {
                 {
                     report.extend(self.validate_contract(contract, &captured, contract_options)?);
                 }
-                (
-                    report.changes,
-                    Some((captured, response.elapsed_ms())),
-                    None,
-                )
+                (report.changes, Some((captured, elapsed_ms)), None)
             }
             Err(e) => {
                 let new: Input<Json<'_>> = Input::no_response(failure_cause(&e));
@@ -660,7 +663,7 @@ impl Monitor {
         let diff_id = diff_row.as_ref().map(|d| d.id);
         // D11: the alert decision and its outbox rows are written in the check's transaction.
         let previous = match diff_row {
-            None => self.store.latest_diff(ws, endpoint.id).await?,
+            None => previous,
             Some(_) => None,
         };
         let draft = crate::alerts::draft_for(

@@ -35,7 +35,7 @@ pub mod testdb;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
-    AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
+    AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
     PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
     SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
@@ -569,6 +569,27 @@ impl Store for PgStore {
     ) -> Result<Option<DiffDetail>, StoreError> {
         plain!(self, |c| queries::latest_diff(c, workspace_id, endpoint_id)
             .await)
+    }
+
+    async fn check_context(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<Option<CheckContext>, StoreError> {
+        // One pooled connection, no transaction: four short reads (a transaction would add two
+        // round trips; the recording transaction is the one that must be consistent).
+        plain!(self, |c| {
+            match queries::get_endpoint(c, workspace_id, endpoint_id).await? {
+                None => Ok(None),
+                Some(endpoint) => Ok(Some(CheckContext {
+                    baseline: queries::active_baseline(c, workspace_id, endpoint_id).await?,
+                    usage: queries::check_quota_usage(c, workspace_id, at).await?,
+                    latest_diff: queries::latest_diff(c, workspace_id, endpoint_id).await?,
+                    endpoint,
+                })),
+            }
+        })
     }
 
     async fn list_diffs(

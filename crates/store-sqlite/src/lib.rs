@@ -33,7 +33,7 @@ mod users;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
-    AcceptOutcome, Backend, BulkCreated, ConnectOptions, DiffFilter, EndpointFilter,
+    AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
     PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
     SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
@@ -505,6 +505,30 @@ impl Store for SqliteStore {
     ) -> Result<Option<DiffDetail>, StoreError> {
         self.run(move |c| queries::latest_diff(c, workspace_id, endpoint_id))
             .await
+    }
+
+    async fn check_context(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<Option<CheckContext>, StoreError> {
+        self.read(move |c| {
+            let Some(endpoint) = queries::get_endpoint(c, workspace_id, endpoint_id)? else {
+                return Ok(None);
+            };
+            let quota = queries::require_workspace(c, workspace_id)?.check_quota;
+            Ok(Some(CheckContext {
+                baseline: queries::active_baseline(c, workspace_id, endpoint_id)?,
+                usage: QuotaUsage {
+                    used: queries::check_usage(c, workspace_id, at)?,
+                    quota,
+                },
+                latest_diff: queries::latest_diff(c, workspace_id, endpoint_id)?,
+                endpoint,
+            }))
+        })
+        .await
     }
 
     async fn list_diffs(

@@ -336,6 +336,28 @@ pub trait Store:
         endpoint_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError>;
 
+    /// Everything a check reads before it fetches, in one call: the endpoint, its active
+    /// baseline, the workspace's quota usage in the month of `at` (as
+    /// [`Store::check_quota_usage`]) and the endpoint's newest diff (as [`Store::latest_diff`]).
+    /// `None` when the endpoint is not in the workspace. Adapters answer on one connection in
+    /// one read transaction; this default composes the single reads.
+    async fn check_context(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<Option<CheckContext>, StoreError> {
+        let Some(endpoint) = self.get_endpoint(workspace_id, endpoint_id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(CheckContext {
+            baseline: self.active_baseline(workspace_id, endpoint_id).await?,
+            usage: self.check_quota_usage(workspace_id, at).await?,
+            latest_diff: self.latest_diff(workspace_id, endpoint_id).await?,
+            endpoint,
+        }))
+    }
+
     /// Diffs newest first, filtered, paginated, with the unpaginated total; `endpointName` filled
     /// from the endpoint.
     async fn list_diffs(

@@ -941,6 +941,63 @@ pub async fn baselines(store: Arc<dyn Store>) -> TestResult {
 // ============================================================================ checks and diffs
 
 /// A check with and without a diff: rows, figures, health, latest diff, change round trip.
+/// [`Store::check_context`] answers what the single reads answer, and `None` across workspaces.
+pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, Some(3)).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "e").await?;
+    let nov = at(100);
+
+    // No baseline, no diff, nothing used yet.
+    let ctx = store
+        .check_context(a.id, e.id, nov)
+        .await?
+        .ok_or_else(|| fail("context missing"))?;
+    assert_eq!(ctx.endpoint, e);
+    assert_eq!((ctx.baseline, ctx.latest_diff), (None, None));
+    assert_eq!(
+        ctx.usage,
+        QuotaUsage {
+            used: 0,
+            quota: Some(3)
+        }
+    );
+
+    // After a baseline, a unit and a diff: each part matches its own read.
+    let base = store
+        .record_baseline(a.id, baseline(e.id, at(1)), Some(Health::Healthy))
+        .await?;
+    store.consume_check_unit(a.id, nov).await?;
+    let d = diff(
+        Some(base.id),
+        vec![change("$.a", Severity::Breaking)],
+        at(50),
+    );
+    store
+        .record_check(a.id, check(e.id, at(50)), Some(d))
+        .await?;
+    let ctx = store
+        .check_context(a.id, e.id, nov)
+        .await?
+        .ok_or_else(|| fail("context missing"))?;
+    assert_eq!(ctx.baseline, store.active_baseline(a.id, e.id).await?);
+    assert_eq!(ctx.baseline.map(|b| b.id), Some(base.id));
+    assert_eq!(ctx.latest_diff, store.latest_diff(a.id, e.id).await?);
+    assert!(ctx.latest_diff.is_some());
+    assert_eq!(ctx.usage, store.check_quota_usage(a.id, nov).await?);
+    assert_eq!(ctx.usage.used, 1);
+    assert_eq!(
+        Some(ctx.endpoint),
+        store.get_endpoint(a.id, e.id).await?,
+        "the endpoint as get_endpoint reads it"
+    );
+
+    // Another workspace's endpoint, or an unknown one, is no context.
+    assert_eq!(store.check_context(b.id, e.id, nov).await?, None);
+    assert_eq!(store.check_context(a.id, new_id(), nov).await?, None);
+    Ok(())
+}
+
 pub async fn record_checks(store: Arc<dyn Store>) -> TestResult {
     let a = workspace(&*store, "a", None, None).await?;
     let b = workspace(&*store, "b", None, None).await?;
@@ -1832,6 +1889,7 @@ macro_rules! conformance_suite {
             endpoint_setters,
             baselines,
             record_checks,
+            check_context,
             list_diffs,
             accept_diffs,
             sealed_values_rewrap,

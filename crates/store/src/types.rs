@@ -123,6 +123,18 @@ impl QuotaUsage {
     }
 }
 
+/// Everything a check reads before it fetches ([`crate::Store::check_context`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckContext {
+    pub endpoint: StoredEndpoint,
+    /// The active baseline (`None`: the endpoint has none yet).
+    pub baseline: Option<StoredBaseline>,
+    /// The workspace's quota usage in the month read.
+    pub usage: QuotaUsage,
+    /// The endpoint's newest diff, with its changes (the alert decision compares with it).
+    pub latest_diff: Option<apidrift_model::DiffDetail>,
+}
+
 /// Result of [`crate::AlertStore::record_check_run`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum CheckRecording {
