@@ -2,6 +2,7 @@
 //! process (D18), so claims are a `SELECT` then an `UPDATE` of the same rows inside one
 //! `BEGIN IMMEDIATE` transaction; leases still expire so a crashed run is retried.
 
+use crate::cached::cached;
 use crate::rows::{from_ts, id, parse_id, ts};
 use crate::{Error, Result, SqliteStore, queries};
 use apidrift_model::{Cadence, Severity};
@@ -66,7 +67,7 @@ fn kind(text: &str) -> Result<WebhookKind, StoreError> {
 }
 
 fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
-    let rows: Vec<WebhookRow> = diesel::sql_query(
+    let rows: Vec<WebhookRow> = cached(
         "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = ? ORDER BY created_at, id",
     )
@@ -95,7 +96,7 @@ fn record_alerting(
 ) -> Result<(RecordedCheck, u32)> {
     let recorded = queries::record_check(c, ws, check, diff)?;
     let endpoint = check.endpoint_id;
-    let state: Option<StateRow> = diesel::sql_query(
+    let state: Option<StateRow> = cached(
         "SELECT fingerprint, webhook_ids FROM alert_state WHERE workspace_id = ? AND endpoint_id = ?",
     )
     .bind::<Text, _>(id(ws))
@@ -113,7 +114,7 @@ fn record_alerting(
     let plan = plan_alerts(&state, draft, &webhooks);
     let mut queued = 0u32;
     if let Some((kind, payload)) = &plan.event {
-        diesel::sql_query(
+        cached(
             "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
              VALUES (?, ?, ?, ?, ?, ?)",
         )
@@ -125,7 +126,7 @@ fn record_alerting(
         .bind::<BigInt, _>(ts(draft.created_at))
         .execute(c)?;
         for hook in &plan.webhook_ids {
-            diesel::sql_query(
+            cached(
                 "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
                  next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
             )
@@ -140,7 +141,7 @@ fn record_alerting(
         }
     }
     if plan.state != state {
-        diesel::sql_query(
+        cached(
             "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
              VALUES (?, ?, ?, ?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET \
              fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
@@ -187,7 +188,7 @@ fn claim_deliveries(
     lease: Duration,
     limit: u32,
 ) -> Result<Vec<ClaimedDelivery>> {
-    let rows: Vec<DeliveryRow> = diesel::sql_query(
+    let rows: Vec<DeliveryRow> = cached(
         "SELECT d.id, d.workspace_id, d.event_id, d.webhook_id, w.kind, w.url, w.sealed_secret, \
          e.payload, d.attempts, e.created_at FROM deliveries d \
          JOIN webhooks w ON w.id = d.webhook_id JOIN outbox_events e ON e.id = d.event_id \
@@ -202,7 +203,7 @@ fn claim_deliveries(
     let until = lease_until(now, lease);
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        diesel::sql_query("UPDATE deliveries SET lease_until = ?, lease_owner = ? WHERE id = ?")
+        cached("UPDATE deliveries SET lease_until = ?, lease_owner = ? WHERE id = ?")
             .bind::<BigInt, _>(until)
             .bind::<Text, _>(owner)
             .bind::<Text, _>(&r.id)
@@ -235,7 +236,7 @@ fn finish_delivery(
         DeliveryOutcome::Retry(at) => ("pending", Some(ts(at)), None),
         DeliveryOutcome::Failed => ("failed", None, Some(ts(attempt.attempted_at))),
     };
-    let n = diesel::sql_query(
+    let n = cached(
         "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
          next_attempt_at = COALESCE(?, next_attempt_at), finished_at = ?, last_error = ?, \
          lease_until = NULL, lease_owner = NULL WHERE id = ? AND lease_owner = ?",
@@ -250,7 +251,7 @@ fn finish_delivery(
     if n == 0 {
         return Ok(false);
     }
-    diesel::sql_query(
+    cached(
         "INSERT INTO delivery_attempts (id, delivery_id, attempt, attempted_at, http_status, \
          error, duration_ms) VALUES (?, ?, (SELECT attempts FROM deliveries WHERE id = ?), ?, ?, ?, ?)",
     )
@@ -280,7 +281,7 @@ struct One {
 }
 
 fn delivery_counts(c: &mut SqliteConnection, ws: Uuid) -> Result<DeliveryCounts> {
-    let rows: Vec<CountRow> = diesel::sql_query(
+    let rows: Vec<CountRow> = cached(
         "SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? GROUP BY state",
     )
     .bind::<Text, _>(id(ws))
@@ -294,7 +295,7 @@ fn delivery_counts(c: &mut SqliteConnection, ws: Uuid) -> Result<DeliveryCounts>
             _ => out.failed += n,
         }
     }
-    let attempts: One = diesel::sql_query(
+    let attempts: One = cached(
         "SELECT count(*) AS n FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id \
          WHERE d.workspace_id = ?",
     )
@@ -320,12 +321,12 @@ fn cadence(text: &str) -> Result<Cadence, StoreError> {
 }
 
 fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, Cadence)>> {
-    diesel::sql_query(
+    cached(
         "DELETE FROM schedules WHERE endpoint_id IN (SELECT s.endpoint_id FROM schedules s \
          JOIN endpoints e ON e.id = s.endpoint_id WHERE e.schedule IS NULL)",
     )
     .execute(c)?;
-    let rows: Vec<Unscheduled> = diesel::sql_query(
+    let rows: Vec<Unscheduled> = cached(
         "SELECT e.workspace_id, e.id, e.schedule FROM endpoints e \
          LEFT JOIN schedules s ON s.endpoint_id = e.id \
          WHERE e.schedule IS NOT NULL AND s.endpoint_id IS NULL LIMIT ?",
@@ -346,7 +347,7 @@ fn unscheduled(c: &mut SqliteConnection, limit: u32) -> Result<Vec<(Uuid, Uuid, 
 fn insert_schedules(c: &mut SqliteConnection, rows: &[NewSchedule]) -> Result<u64> {
     let mut n = 0u64;
     for r in rows {
-        n += diesel::sql_query(
+        n += cached(
             "INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at) \
              VALUES (?, ?, ?, ?) ON CONFLICT (endpoint_id) DO NOTHING",
         )
@@ -378,7 +379,7 @@ fn claim_schedules(
     lease: Duration,
     limit: u32,
 ) -> Result<Vec<ClaimedSchedule>> {
-    let rows: Vec<ScheduleRow> = diesel::sql_query(
+    let rows: Vec<ScheduleRow> = cached(
         "SELECT workspace_id, endpoint_id, frequency, next_run_at FROM schedules \
          WHERE next_run_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
          ORDER BY next_run_at LIMIT ?",
@@ -390,7 +391,7 @@ fn claim_schedules(
     let until = lease_until(now, lease);
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        diesel::sql_query(
+        cached(
             "UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?",
         )
         .bind::<BigInt, _>(until)
@@ -399,7 +400,7 @@ fn claim_schedules(
         .execute(c)?;
         // The in-flight mark, in the claim's transaction (health `checking` until the lease
         // ends, the health before kept to restore); paused endpoints are skipped, not run.
-        diesel::sql_query(
+        cached(
             "UPDATE endpoints SET \
              prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
              health = 'checking', checking_until = ?, updated_at = ? \
@@ -440,7 +441,7 @@ impl AlertStore for SqliteStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
         new.check_text()?;
         self.write(move |c| {
-            diesel::sql_query(
+            cached(
                 "INSERT INTO webhooks (id, workspace_id, kind, url, min_severity, sealed_secret, created_at) \
                  VALUES (?, ?, ?, ?, ?, ?, ?)",
             )
@@ -463,7 +464,7 @@ impl AlertStore for SqliteStore {
 
     async fn delete_webhook(&self, workspace_id: Uuid, webhook_id: Uuid) -> Result<(), StoreError> {
         self.write(move |c| {
-            let n = diesel::sql_query("DELETE FROM webhooks WHERE workspace_id = ? AND id = ?")
+            let n = cached("DELETE FROM webhooks WHERE workspace_id = ? AND id = ?")
                 .bind::<Text, _>(id(workspace_id))
                 .bind::<Text, _>(id(webhook_id))
                 .execute(c)?;
@@ -578,7 +579,7 @@ impl AlertStore for SqliteStore {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let (owner, outcome) = (owner.to_owned(), outcome.to_owned());
         self.write(move |c| {
-            let n = diesel::sql_query(
+            let n = cached(
                 "UPDATE schedules SET next_run_at = ?, last_run_at = ?, last_outcome = ?, \
                  runs = runs + ?, skipped = skipped + ?, lease_until = NULL, lease_owner = NULL \
                  WHERE endpoint_id = ? AND lease_owner = ?",
@@ -594,7 +595,7 @@ impl AlertStore for SqliteStore {
             if n > 0 {
                 // A run that recorded nothing (skipped, failed) leaves the claim's `checking`:
                 // the health before the claim comes back.
-                diesel::sql_query(
+                cached(
                     "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
                      prior_health = NULL, checking_until = NULL, updated_at = ? \
                      WHERE id = ? AND health = 'checking'",
@@ -624,7 +625,7 @@ impl AlertStore for SqliteStore {
         self.write(move |c| {
             let mut n = 0u64;
             for endpoint in &ids {
-                let extended = diesel::sql_query(
+                let extended = cached(
                     "UPDATE schedules SET lease_until = ? \
                      WHERE lease_owner = ? AND endpoint_id = ? AND lease_until < ?",
                 )
@@ -634,7 +635,7 @@ impl AlertStore for SqliteStore {
                 .bind::<BigInt, _>(until)
                 .execute(c)?;
                 if extended > 0 {
-                    diesel::sql_query(
+                    cached(
                         "UPDATE endpoints SET checking_until = ? \
                          WHERE id = ? AND health = 'checking' AND checking_until < ?",
                     )
@@ -654,12 +655,12 @@ impl AlertStore for SqliteStore {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let owner = owner.to_owned();
         self.write(move |c| {
-            let a = diesel::sql_query(
+            let a = cached(
                 "UPDATE schedules SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ?",
             )
             .bind::<Text, _>(&owner)
             .execute(c)?;
-            let b = diesel::sql_query(
+            let b = cached(
                 "UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ?",
             )
             .bind::<Text, _>(&owner)
@@ -675,7 +676,7 @@ impl AlertStore for SqliteStore {
         endpoint_id: Uuid,
     ) -> Result<Option<ScheduleInfo>, StoreError> {
         self.run(move |c| {
-            let row: Option<InfoRow> = diesel::sql_query(
+            let row: Option<InfoRow> = cached(
                 "SELECT frequency, next_run_at, last_run_at, last_outcome, runs, skipped \
                  FROM schedules WHERE workspace_id = ? AND endpoint_id = ?",
             )

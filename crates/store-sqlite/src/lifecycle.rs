@@ -1,6 +1,7 @@
 //! [`LifecycleStore`] on SQLite: changing and deleting endpoints, check history, deliveries, the
 //! in-flight marker of a run and the retention of check rows.
 
+use crate::cached::cached;
 use crate::rows::{EndpointRow, from_ts, id, int, parse_id, ts};
 use crate::schema::endpoints;
 use crate::{Error, Result, SqliteStore};
@@ -74,7 +75,7 @@ fn update(
     ))
     .execute(c)?;
     if before.schedule != ch.schedule {
-        diesel::sql_query("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
+        cached("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
             .bind::<Text, _>(id(ws))
             .bind::<Text, _>(id(ep))
             .execute(c)?;
@@ -96,7 +97,7 @@ fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<()> {
         "DELETE FROM baselines WHERE workspace_id = ? AND endpoint_id = ?",
         "DELETE FROM endpoints WHERE workspace_id = ? AND id = ?",
     ] {
-        diesel::sql_query(sql)
+        cached(sql)
             .bind::<Text, _>(&w)
             .bind::<Text, _>(&e)
             .execute(c)?;
@@ -173,13 +174,13 @@ fn list_checks(
     ep: Uuid,
     page: PageRequest,
 ) -> Result<Page<CheckHistoryRow>> {
-    let total: Count = diesel::sql_query(
+    let total: Count = cached(
         "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = ? AND endpoint_id = ?",
     )
     .bind::<Text, _>(id(ws))
     .bind::<Text, _>(id(ep))
     .get_result(c)?;
-    let rows: Vec<HistoryRow> = diesel::sql_query(
+    let rows: Vec<HistoryRow> = cached(
         "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
          c.response_time, c.error_kind, d.id AS diff_id, \
          COALESCE(d.breaking_count, 0) AS breaking_count, \
@@ -235,13 +236,13 @@ fn list_deliveries(
     hook: Uuid,
     page: PageRequest,
 ) -> Result<Page<StoredDelivery>> {
-    let total: Count = diesel::sql_query(
+    let total: Count = cached(
         "SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = ? AND webhook_id = ?",
     )
     .bind::<Text, _>(id(ws))
     .bind::<Text, _>(id(hook))
     .get_result(c)?;
-    let rows: Vec<DeliveryRow> = diesel::sql_query(
+    let rows: Vec<DeliveryRow> = cached(
         "SELECT d.id, d.webhook_id, e.kind, e.endpoint_id, e.payload, d.created_at, d.attempts, \
          d.state, a.attempted_at AS last_attempt_at, a.http_status AS last_status, \
          COALESCE(a.error, d.last_error) AS last_error \
@@ -337,7 +338,7 @@ impl LifecycleStore for SqliteStore {
         until: OffsetDateTime,
     ) -> std::result::Result<(), StoreError> {
         self.write(move |c| {
-            let n = diesel::sql_query(
+            let n = cached(
                 "UPDATE endpoints SET \
                  prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
                  health = 'checking', checking_until = ?, updated_at = ? \
@@ -361,7 +362,7 @@ impl LifecycleStore for SqliteStore {
         now: OffsetDateTime,
     ) -> std::result::Result<u64, StoreError> {
         self.write(move |c| {
-            let n = diesel::sql_query(
+            let n = cached(
                 "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
                  prior_health = NULL, checking_until = NULL, updated_at = ? \
                  WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < ?)",
@@ -380,7 +381,7 @@ impl LifecycleStore for SqliteStore {
         limit: u32,
     ) -> std::result::Result<u64, StoreError> {
         self.write(move |c| {
-            let n = diesel::sql_query(
+            let n = cached(
                 "DELETE FROM checks WHERE id IN (SELECT c.id FROM checks c \
                  WHERE c.diff_id IS NULL AND c.started_at < ? \
                  AND NOT EXISTS (SELECT 1 FROM diffs d WHERE d.check_id = c.id) LIMIT ?)",

@@ -1,5 +1,6 @@
 //! [`OpsStore`] on SQLite: the operator reads and the online backup (`VACUUM INTO`).
 
+use crate::cached::cached;
 use crate::rows::WorkspaceRow;
 use crate::schema::workspaces;
 use crate::{Result, SqliteStore};
@@ -32,7 +33,7 @@ struct CheckLine {
 
 fn gauges(c: &mut SqliteConnection) -> Result<OperatorGauges> {
     let rows: Vec<HealthCount> =
-        diesel::sql_query("SELECT health, count(*) AS n FROM endpoints GROUP BY health").load(c)?;
+        cached("SELECT health, count(*) AS n FROM endpoints GROUP BY health").load(c)?;
     let mut endpoints_by_health = Vec::with_capacity(rows.len());
     for r in rows {
         let health = r
@@ -42,7 +43,7 @@ fn gauges(c: &mut SqliteConnection) -> Result<OperatorGauges> {
         endpoints_by_health.push((health, u64::try_from(r.n).unwrap_or(0)));
     }
     let pending: Count =
-        diesel::sql_query("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'")
+        cached("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'")
             .get_result(c)?;
     Ok(OperatorGauges {
         endpoints_by_health,
@@ -62,7 +63,7 @@ fn partial_path(target: &Path) -> PathBuf {
 fn verify_copy(path: &str) -> std::result::Result<(), StoreError> {
     let mut conn = SqliteConnection::establish(path)
         .map_err(|e| StoreError::Database(format!("cannot open the copy: {e}")))?;
-    let lines: Vec<CheckLine> = diesel::sql_query("PRAGMA integrity_check")
+    let lines: Vec<CheckLine> = cached("PRAGMA integrity_check")
         .load(&mut conn)
         .map_err(|e| StoreError::Database(format!("cannot check the copy: {e}")))?;
     if lines.len() == 1 && lines[0].integrity_check == "ok" {
@@ -135,7 +136,7 @@ impl OpsStore for SqliteStore {
         let into = partial_text.clone();
         let copied = self
             .run(move |c| {
-                diesel::sql_query("VACUUM INTO ?")
+                cached("VACUUM INTO ?")
                     .bind::<Text, _>(&into)
                     .execute(c)?;
                 Ok(())

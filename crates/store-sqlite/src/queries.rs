@@ -1,6 +1,7 @@
 //! The statements of the SQLite adapter, as synchronous functions over one connection. The caller
 //! ([`crate::SqliteStore`]) picks the transaction; every function filters on the workspace id.
 
+use crate::cached::cached;
 use crate::rows::{
     BaselineRow, CheckRow, DetailTuple, EndpointRow, SummaryTuple, TokenRow, WorkspaceRow,
     contract_to_text, detail_from, id, int, parse_id, summary_from, ts,
@@ -97,15 +98,19 @@ pub fn consume_check_unit(
     let quota = require_workspace(c, ws)?.check_quota;
     let month = month_key(now);
     // One statement: insert the month's first unit or add one, both only below the quota.
-    let consumed: Option<Used> = diesel::sql_query(
+    let consumed: Option<Used> = cached(
         "INSERT INTO check_usage (workspace_id, month, used) \
-         SELECT ?1, ?2, 1 WHERE ?3 IS NULL OR ?3 > 0 \
+         SELECT ?, ?, 1 WHERE ? IS NULL OR ? > 0 \
          ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
-         WHERE ?3 IS NULL OR check_usage.used < ?3 \
+         WHERE ? IS NULL OR check_usage.used < ? \
          RETURNING used",
     )
     .bind::<Text, _>(id(ws))
     .bind::<Text, _>(&month)
+    // The quota, once per placeholder (positional placeholders only: see `cached`).
+    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
     .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
     .get_result(c)
     .optional()?;
@@ -841,7 +846,7 @@ pub fn sealed_values(
                 #[diesel(sql_type = Nullable<diesel::sql_types::Binary>)]
                 blob: Option<Vec<u8>>,
             }
-            diesel::sql_query(
+            cached(
                 "SELECT id, workspace_id, sealed_secret AS blob FROM webhooks \
                  WHERE id > ? ORDER BY id LIMIT ?",
             )
@@ -911,7 +916,7 @@ pub fn replace_sealed_value(
         }
         SealedField::BaselineBody => swap!(c, baselines, baselines::sealed_body, ws, row, old, new),
         SealedField::CheckBody => swap!(c, checks, checks::sealed_body, ws, row, old, new),
-        SealedField::WebhookSecret => diesel::sql_query(
+        SealedField::WebhookSecret => cached(
             "UPDATE webhooks SET sealed_secret = ? \
              WHERE id = ? AND workspace_id = ? AND sealed_secret = ?",
         )

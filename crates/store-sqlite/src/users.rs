@@ -259,7 +259,7 @@ impl UserStore for SqliteStore {
     async fn touch_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
         apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let id_hash = id_hash.to_owned();
-        self.run(move |c| {
+        self.write(move |c| {
             diesel::update(sessions::table.filter(sessions::id_hash.eq(id_hash)))
                 .set(sessions::last_seen_at.eq(ts(at)))
                 .execute(c)?;
@@ -271,7 +271,7 @@ impl UserStore for SqliteStore {
     async fn revoke_session(&self, id_hash: &str, at: OffsetDateTime) -> Result<(), StoreError> {
         apidrift_store::text::refuse_nul("sessions.id_hash", id_hash)?;
         let id_hash = id_hash.to_owned();
-        self.run(move |c| {
+        self.write(move |c| {
             diesel::update(
                 sessions::table
                     .filter(sessions::id_hash.eq(id_hash))
