@@ -13,7 +13,7 @@
 
 use crate::error::CliError;
 use apidrift_model::SecretString;
-use apidrift_monitor::WorkerConfig;
+use apidrift_monitor::{KeepAlive, WorkerConfig};
 use apidrift_seal::{KeyRing, SecretKey};
 use config::{Config, Environment, File, FileFormat};
 use serde::Deserialize;
@@ -313,13 +313,40 @@ pub struct ServerSettings {
 }
 
 /// `[outbound]`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
 pub struct OutboundSettings {
     /// Address ranges outbound requests may reach despite the SSRF rules (D14), e.g.
     /// `127.0.0.0/8` (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, comma separated).
     #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
-    #[serde(default)]
     pub allow_cidrs: Vec<String>,
+    /// Whether GET and HEAD requests may reuse an idle connection to an address they checked
+    /// (`APIDRIFT_OUTBOUND__KEEP_ALIVE`, default true).
+    pub keep_alive: bool,
+    /// How long an idle connection is kept, in seconds (`APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS`,
+    /// default 30); 0 keeps none, like `keep_alive = false`.
+    pub idle_timeout_secs: u64,
+}
+
+impl Default for OutboundSettings {
+    fn default() -> Self {
+        OutboundSettings {
+            allow_cidrs: Vec::new(),
+            keep_alive: true,
+            idle_timeout_secs: apidrift_monitor::IDLE_TIMEOUT.as_secs(),
+        }
+    }
+}
+
+impl OutboundSettings {
+    /// The outbound client's connection reuse.
+    pub fn keep_alive(&self) -> KeepAlive {
+        KeepAlive {
+            enabled: self.keep_alive && self.idle_timeout_secs > 0,
+            idle_timeout: std::time::Duration::from_secs(self.idle_timeout_secs),
+            ..KeepAlive::default()
+        }
+    }
 }
 
 fn config_error(e: config::ConfigError) -> CliError {
@@ -572,6 +599,49 @@ mod tests {
         assert!(!format!("{s:?}").contains("from-env"));
 
         let bad = env(&[("APIDRIFT_LOG_FORMAT", "xml")]);
+        assert!(load(None, &bad, &Overrides::default()).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn outbound_keep_alive_from_file_and_environment() -> TestResult {
+        let s = load(None, &env(&[]), &Overrides::default())?;
+        assert!(s.outbound.keep_alive);
+        assert_eq!(s.outbound.idle_timeout_secs, 30);
+        assert_eq!(s.outbound.keep_alive(), KeepAlive::default());
+
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        std::fs::write(
+            &file,
+            "[outbound]\nkeep_alive = false\nidle_timeout_secs = 5\n",
+        )?;
+        let s = load(Some(&file), &env(&[]), &Overrides::default())?;
+        assert!(!s.outbound.keep_alive && !s.outbound.keep_alive().enabled);
+        assert_eq!(s.outbound.idle_timeout_secs, 5);
+        assert!(s.outbound.allow_cidrs.is_empty());
+
+        let e = env(&[
+            ("APIDRIFT_OUTBOUND__KEEP_ALIVE", "true"),
+            ("APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS", "90"),
+            ("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8"),
+        ]);
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        let keep_alive = s.outbound.keep_alive();
+        assert!(keep_alive.enabled);
+        assert_eq!(keep_alive.idle_timeout, std::time::Duration::from_secs(90));
+        assert_eq!(s.outbound.allow_cidrs, vec!["127.0.0.0/8"]);
+
+        let e = env(&[("APIDRIFT_OUTBOUND__KEEP_ALIVE", "false")]);
+        assert!(!load(None, &e, &Overrides::default())?.outbound.keep_alive);
+        // 0 seconds keeps no idle connection: reuse is off.
+        let e = env(&[("APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS", "0")]);
+        let s = load(None, &e, &Overrides::default())?;
+        assert!(s.outbound.keep_alive && !s.outbound.keep_alive().enabled);
+
+        let bad = env(&[("APIDRIFT_OUTBOUND__KEEP_ALIVE", "maybe")]);
+        assert!(load(None, &bad, &Overrides::default()).is_err());
+        let bad = env(&[("APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS", "-1")]);
         assert!(load(None, &bad, &Overrides::default()).is_err());
         Ok(())
     }

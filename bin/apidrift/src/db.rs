@@ -8,7 +8,8 @@
 use crate::config::Settings;
 use crate::error::CliError;
 use apidrift_model::net::AllowList;
-use apidrift_monitor::Service;
+use apidrift_monitor::{Client, Service};
+use apidrift_seal::KeyRing;
 use apidrift_store::{ConnectOptions, Store};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -152,8 +153,34 @@ pub async fn open(settings: &Settings, migrate: bool) -> Result<Arc<dyn Store>, 
 pub async fn service(settings: &Settings, keys: bool) -> Result<Service, CliError> {
     let store = open(settings, true).await?;
     let keys = if keys { settings.key_ring()? } else { None };
-    Ok(Service::new(store, keys, allow_list(settings)?)?
+    Ok(new_service(settings, store, keys, allow_list(settings)?)?
         .with_sample_interval(settings.baseline.sample_interval()))
+}
+
+/// The service over `store` with the configured outbound client (`allow` and `[outbound]`'s
+/// keep-alive).
+pub fn new_service(
+    settings: &Settings,
+    store: Arc<dyn Store>,
+    keys: Option<KeyRing>,
+    allow: AllowList,
+) -> Result<Service, CliError> {
+    let client = outbound_client(settings, allow.clone())?;
+    Ok(Service::with_client(
+        store,
+        keys.map(Arc::new),
+        allow,
+        client,
+    ))
+}
+
+/// The outbound client of the configuration: the allow-list `allow` and `[outbound]`'s
+/// keep-alive (`APIDRIFT_OUTBOUND__KEEP_ALIVE`, `APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS`).
+pub fn outbound_client(settings: &Settings, allow: AllowList) -> Result<Client, CliError> {
+    Client::builder(allow)
+        .keep_alive(settings.outbound.keep_alive())
+        .build()
+        .map_err(|e| CliError(format!("outbound client: {e}")))
 }
 
 /// The allow-list of the configuration (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, `[outbound]`).

@@ -1,12 +1,25 @@
-//! The SSRF-safe outbound client (D14): one fresh connection per request, to an address checked
-//! against the policy, with the whole exchange under one deadline.
+//! The SSRF-safe outbound client (D14): every request is sent only to an address it checked
+//! against the policy itself, with the whole exchange under one deadline.
 //!
 //! Each request goes: policy check of the URL (the same `Url` that was validated) → IP literal
 //! canonicalised and judged, or the name judged, resolved once (with a timeout) and every answer
-//! judged (one blocked answer refuses the request) → TCP to the checked addresses only (no second
-//! lookup) → TLS (rustls, ring, TLS 1.2/1.3, webpki roots) → HTTP/1.1 (hyper) with bounded header
-//! count and size → body read and decoded into a buffer capped at 10 MiB after decompression.
-//! No proxy variables are read, no cookie is kept, no connection is reused.
+//! judged (one blocked answer refuses the request) → an idle connection to one of those checked
+//! addresses, or TCP to the checked addresses only (no second lookup) → TLS (rustls, ring,
+//! TLS 1.2/1.3, webpki roots) → HTTP/1.1 (hyper) with bounded header count and size → body read
+//! and decoded into a buffer capped at 10 MiB after decompression.
+//!
+//! Keep-alive ([`KeepAlive`], on by default): a GET or HEAD may reuse an idle connection only
+//! when its pool key matches — scheme, host as written in the URL (for https, the TLS server
+//! name the connection was verified for) and port — and the address it is connected to is one
+//! of the addresses this request has just checked. The lookup and the judgement happen on every
+//! request, reused connection or not, so an answer that changed or is now refused is never
+//! served by an older connection. A connection goes back to the pool only after its response
+//! was read completely within the caps, from an HTTP/1.1 response without `Connection: close`;
+//! any failure drops it. A request that fails on a reused connection before any response arrives
+//! (the upstream closed it while idle) is sent once more on a fresh connection. Other methods
+//! always dial a fresh connection and close it. Idle connections expire after
+//! [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and [`MAX_IDLE_TOTAL`] in all are kept.
+//! No proxy variables are read and no cookie is kept.
 
 use crate::body::BodyDecoder;
 use crate::error::{FetchError, FetchErrorKind};
@@ -18,11 +31,13 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http::header::{self, HeaderName, HeaderValue};
 use http_body_util::{BodyExt as _, Full};
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -44,6 +59,15 @@ pub const DNS_TIMEOUT: Duration = Duration::from_secs(5);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Sent as `User-Agent` unless the endpoint sets its own.
 pub const USER_AGENT: &str = concat!("apidrift/", env!("CARGO_PKG_VERSION"));
+/// How long an idle connection is kept for reuse.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most idle connections kept per pool key (scheme, host, port).
+pub const MAX_IDLE_PER_KEY: usize = 4;
+/// Most idle connections kept in all.
+pub const MAX_IDLE_TOTAL: usize = 256;
+/// Longest wait, after a response was read, for its connection to accept the next request;
+/// one that is not ready by then is closed rather than pooled.
+const READY_WAIT: Duration = Duration::from_millis(100);
 
 /// Limits of the client; [`Limits::default`] has the D8/D14 figures. Tests shrink them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +89,41 @@ impl Default for Limits {
             max_head_bytes: MAX_HEAD_BYTES,
             dns_timeout: DNS_TIMEOUT,
             connect_timeout: CONNECT_TIMEOUT,
+        }
+    }
+}
+
+/// Connection reuse of the client; [`KeepAlive::default`] is on with [`IDLE_TIMEOUT`],
+/// [`MAX_IDLE_PER_KEY`] and [`MAX_IDLE_TOTAL`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeepAlive {
+    /// Whether GET and HEAD may reuse an idle connection (off: every request dials).
+    pub enabled: bool,
+    /// An idle connection older than this is closed instead of reused.
+    pub idle_timeout: Duration,
+    /// Most idle connections kept per scheme, host and port (the oldest is closed first).
+    pub max_idle_per_key: usize,
+    /// Most idle connections kept in all (the oldest is closed first).
+    pub max_idle_total: usize,
+}
+
+impl Default for KeepAlive {
+    fn default() -> Self {
+        KeepAlive {
+            enabled: true,
+            idle_timeout: IDLE_TIMEOUT,
+            max_idle_per_key: MAX_IDLE_PER_KEY,
+            max_idle_total: MAX_IDLE_TOTAL,
+        }
+    }
+}
+
+impl KeepAlive {
+    /// No reuse: one fresh connection per request.
+    pub fn disabled() -> KeepAlive {
+        KeepAlive {
+            enabled: false,
+            ..KeepAlive::default()
         }
     }
 }
@@ -140,7 +199,8 @@ impl FetchResponse {
     }
 }
 
-/// Builds a [`Client`]: resolver, dialer, extra trust anchors and limits are injectable.
+/// Builds a [`Client`]: resolver, dialer, extra trust anchors, limits and keep-alive are
+/// injectable.
 #[derive(Debug)]
 pub struct ClientBuilder {
     allow: AllowList,
@@ -149,6 +209,7 @@ pub struct ClientBuilder {
     extra_roots: Vec<rustls::pki_types::CertificateDer<'static>>,
     webpki_roots: bool,
     limits: Limits,
+    keep_alive: KeepAlive,
 }
 
 impl ClientBuilder {
@@ -182,6 +243,12 @@ impl ClientBuilder {
         self
     }
 
+    /// Connection reuse (default: [`KeepAlive::default`], on).
+    pub fn keep_alive(mut self, keep_alive: KeepAlive) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
     pub fn build(self) -> Result<Client, FetchError> {
         let mut roots = rustls::RootCertStore::empty();
         if self.webpki_roots {
@@ -209,6 +276,7 @@ impl ClientBuilder {
                 dialer: self.dialer,
                 tls: tokio_rustls::TlsConnector::from(Arc::new(tls)),
                 limits: self.limits,
+                pool: Pool::new(self.keep_alive),
             }),
         })
     }
@@ -226,6 +294,7 @@ struct Inner {
     dialer: Arc<dyn Dialer>,
     tls: tokio_rustls::TlsConnector,
     limits: Limits,
+    pool: Pool,
 }
 
 impl std::fmt::Debug for Client {
@@ -233,6 +302,7 @@ impl std::fmt::Debug for Client {
         f.debug_struct("Client")
             .field("allow", &self.inner.allow)
             .field("limits", &self.inner.limits)
+            .field("keep_alive", &self.inner.pool.config)
             .finish_non_exhaustive()
     }
 }
@@ -247,6 +317,7 @@ impl Client {
             extra_roots: Vec::new(),
             webpki_roots: true,
             limits: Limits::default(),
+            keep_alive: KeepAlive::default(),
         }
     }
 
@@ -261,6 +332,10 @@ impl Client {
 
     pub fn limits(&self) -> Limits {
         self.inner.limits
+    }
+
+    pub fn keep_alive(&self) -> KeepAlive {
+        self.inner.pool.config
     }
 
     /// Parses and judges a URL with the client's allow-list (D6, D14).
@@ -317,15 +392,19 @@ impl Client {
                 continue;
             }
             let headers = response_headers(head.response.headers());
-            let body = self.read_body(head, method, deadline).await?;
-            return Ok(FetchResponse {
+            let (body, reusable) = self.read_body(head, method, deadline).await?;
+            let response = FetchResponse {
                 status,
                 headers,
                 body,
                 elapsed: start.elapsed(),
                 url,
                 redirects,
-            });
+            };
+            if let Some((key, conn)) = reusable {
+                self.release(key, conn, deadline).await;
+            }
+            return Ok(response);
         }
     }
 
@@ -369,7 +448,8 @@ impl Client {
         })
     }
 
-    /// Connects and sends one request; returns the response head with its connection.
+    /// Sends one request on a reused or a fresh connection; returns the response head with its
+    /// connection.
     async fn exchange(
         &self,
         req: &FetchRequest,
@@ -378,10 +458,66 @@ impl Client {
         body: Option<&[u8]>,
         deadline: Instant,
     ) -> Result<Head, FetchError> {
-        let limits = self.inner.limits;
+        // Every request judges its own addresses, reused connection or not.
         let addrs = self.checked_addresses(url, deadline).await?;
         let port = url.port_or_known_default().unwrap_or(80);
-        let tcp = self.connect(&addrs, port, deadline).await?;
+        let key = self.pool_key(url, method, port);
+        if let Some(key) = &key
+            && let Some(mut conn) = self.inner.pool.checkout(key, &addrs)
+        {
+            let request = build_request(req, url, method, body)?;
+            match timeout_at(deadline, conn.sender.send_request(request)).await {
+                Err(_) => return Err(timeout("waiting for the response headers")),
+                Ok(Ok(response)) => {
+                    return Ok(Head {
+                        response,
+                        conn,
+                        key: Some(key.clone()),
+                    });
+                }
+                Ok(Err(e)) if lost_while_idle(&e) => {
+                    tracing::debug!(
+                        peer = %conn.peer,
+                        error = %e,
+                        "a reused connection was closed before the response: sending on a fresh one"
+                    );
+                }
+                Ok(Err(e)) => return Err(classify_hyper(&e, false)),
+            }
+        }
+        let mut conn = self.open(url, &addrs, port, deadline).await?;
+        let request = build_request(req, url, method, body)?;
+        let response = timeout_at(deadline, conn.sender.send_request(request))
+            .await
+            .map_err(|_| timeout("waiting for the response headers"))?
+            .map_err(|e| classify_hyper(&e, false))?;
+        Ok(Head {
+            response,
+            conn,
+            key,
+        })
+    }
+
+    /// The pool key of a request that may reuse a connection and return it: GET and HEAD with
+    /// keep-alive on. `None` means dial fresh and close.
+    fn pool_key(&self, url: &Url, method: HttpMethod, port: u16) -> Option<PoolKey> {
+        if !self.inner.pool.config.enabled || !matches!(method, HttpMethod::Get | HttpMethod::Head)
+        {
+            return None;
+        }
+        PoolKey::of(url, port)
+    }
+
+    /// Dials the checked addresses, then TLS for https and the HTTP/1.1 handshake.
+    async fn open(
+        &self,
+        url: &Url,
+        addrs: &[IpAddr],
+        port: u16,
+        deadline: Instant,
+    ) -> Result<Conn, FetchError> {
+        let limits = self.inner.limits;
+        let (tcp, peer) = self.connect(addrs, port, deadline).await?;
         let stream = if url.scheme() == "https" {
             let name = server_name(url)?;
             let tls = timeout_at(deadline, self.inner.tls.connect(name, tcp))
@@ -401,34 +537,41 @@ impl Client {
         builder
             .max_buf_size(limits.max_head_bytes.max(8192))
             .max_headers(limits.max_headers);
-        let (mut sender, conn) = timeout_at(deadline, builder.handshake(TokioIo::new(stream)))
+        let (sender, conn) = timeout_at(deadline, builder.handshake(TokioIo::new(stream)))
             .await
             .map_err(|_| timeout("during the HTTP handshake"))?
             .map_err(|e| classify_hyper(&e, false))?;
         let driver = AbortOnDrop(tokio::spawn(async move {
             let _ = conn.await;
         }));
-        let request = build_request(req, url, method, body)?;
-        let response = timeout_at(deadline, sender.send_request(request))
-            .await
-            .map_err(|_| timeout("waiting for the response headers"))?
-            .map_err(|e| classify_hyper(&e, false))?;
-        Ok(Head {
-            response,
+        Ok(Conn {
+            sender,
             _driver: driver,
+            peer,
         })
     }
 
+    /// Reads and decodes the body. Also returns the connection when it may be pooled: the
+    /// request's method allows it, the body was read completely within the caps, and the
+    /// response is HTTP/1.1 without `Connection: close`. Any error drops the connection.
     async fn read_body(
         &self,
         head: Head,
         method: HttpMethod,
         deadline: Instant,
-    ) -> Result<Vec<u8>, FetchError> {
+    ) -> Result<(Vec<u8>, Option<(PoolKey, Conn)>), FetchError> {
         let cap = self.inner.limits.max_body_bytes;
-        let Head { response, _driver } = head;
+        let Head {
+            response,
+            conn,
+            key,
+        } = head;
+        let key = key.filter(|_| {
+            response.version() == http::Version::HTTP_11 && !says_close(response.headers())
+        });
         if method == HttpMethod::Head {
-            return Ok(Vec::new());
+            // A HEAD response has no body: the exchange is complete with its head.
+            return Ok((Vec::new(), key.map(|k| (k, conn))));
         }
         if let Some(len) = response
             .headers()
@@ -465,8 +608,17 @@ impl Client {
                 }
             }
         }
-        drop(_driver);
-        decoder.finish()
+        let body = decoder.finish()?;
+        Ok((body, key.map(|k| (k, conn))))
+    }
+
+    /// Puts a connection whose exchange completed back into the pool once hyper is ready to
+    /// send on it again; one that closed or is not ready within [`READY_WAIT`] is dropped.
+    async fn release(&self, key: PoolKey, mut conn: Conn, deadline: Instant) {
+        let limit = deadline.min(Instant::now() + READY_WAIT);
+        if let Ok(Ok(())) = timeout_at(limit, conn.sender.ready()).await {
+            self.inner.pool.put(key, conn);
+        }
     }
 
     /// The addresses a URL may be dialled at: the canonical IP literal, or the answers of ONE
@@ -532,19 +684,20 @@ impl Client {
         }
     }
 
-    /// Dials the checked addresses in order until one answers.
+    /// Dials the checked addresses in order until one answers; returns the stream and the
+    /// address it was dialled at.
     async fn connect(
         &self,
         addrs: &[IpAddr],
         port: u16,
         deadline: Instant,
-    ) -> Result<TcpStream, FetchError> {
+    ) -> Result<(TcpStream, SocketAddr), FetchError> {
         let mut last = FetchError::new(FetchErrorKind::ConnectFailed, "no address to connect to");
         for ip in addrs {
             let addr = SocketAddr::new(*ip, port);
             let limit = deadline.min(Instant::now() + self.inner.limits.connect_timeout);
             match timeout_at(limit, self.inner.dialer.dial(addr)).await {
-                Ok(Ok(stream)) => return Ok(stream),
+                Ok(Ok(stream)) => return Ok((stream, addr)),
                 Ok(Err(e)) => {
                     let kind = match e.kind() {
                         io::ErrorKind::ConnectionRefused => FetchErrorKind::ConnectRefused,
@@ -568,11 +721,177 @@ impl Client {
     }
 }
 
-/// A response head and the task driving its connection (aborted when dropped, so a connection
-/// is never left behind).
+/// A response head and its connection; `key` is set when the connection may go back to the
+/// pool once the response was read.
 struct Head {
     response: http::Response<hyper::body::Incoming>,
+    conn: Conn,
+    key: Option<PoolKey>,
+}
+
+/// One HTTP/1.1 connection: its request sender, the task driving it (aborted when dropped, so a
+/// connection is never left behind) and the checked address it was dialled at.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
     _driver: AbortOnDrop,
+    peer: SocketAddr,
+}
+
+/// Where an idle connection may be reused: the same scheme, host and port. For https the host
+/// is the TLS server name the connection was verified for, so it never serves another name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PoolKey {
+    https: bool,
+    host: String,
+    port: u16,
+}
+
+impl PoolKey {
+    fn of(url: &Url, port: u16) -> Option<PoolKey> {
+        let https = url.scheme() == "https";
+        let host = url.host_str()?;
+        // `server_name` sends a domain without its trailing dot.
+        let host = if https {
+            host.trim_end_matches('.')
+        } else {
+            host
+        };
+        Some(PoolKey {
+            https,
+            host: host.to_ascii_lowercase(),
+            port,
+        })
+    }
+}
+
+/// An idle connection and when it went idle.
+struct Idle {
+    conn: Conn,
+    since: Instant,
+}
+
+impl Idle {
+    /// Young enough and still open.
+    fn usable(&self, now: Instant, idle_timeout: Duration) -> bool {
+        now.saturating_duration_since(self.since) < idle_timeout && !self.conn.sender.is_closed()
+    }
+}
+
+/// The idle connections of a client, by key; each list is in the order its connections went
+/// idle (oldest first). The lock is never held across an await.
+struct Pool {
+    config: KeepAlive,
+    idle: Mutex<HashMap<PoolKey, Vec<Idle>>>,
+}
+
+impl Pool {
+    fn new(config: KeepAlive) -> Pool {
+        Pool {
+            config,
+            idle: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<PoolKey, Vec<Idle>>> {
+        // A panic while the lock was held can at worst leave a connection missing or stale, and
+        // every connection is checked before it is reused: the map stays usable.
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes the most recently idle connection of `key` whose peer is one of `addrs` (the
+    /// addresses the request has just checked) and that is ready for a request. Expired and
+    /// closed connections of the key are dropped on the way.
+    fn checkout(&self, key: &PoolKey, addrs: &[IpAddr]) -> Option<Conn> {
+        let now = Instant::now();
+        let mut idle = self.lock();
+        let list = idle.get_mut(key)?;
+        list.retain(|i| i.usable(now, self.config.idle_timeout));
+        let found = list.iter().rposition(|i| {
+            i.conn.peer.port() == key.port
+                && addrs.contains(&i.conn.peer.ip())
+                && i.conn.sender.is_ready()
+        });
+        let conn = found.map(|at| list.remove(at).conn);
+        if list.is_empty() {
+            idle.remove(key);
+        }
+        conn
+    }
+
+    /// Keeps an idle connection: prunes expired and closed ones, then closes the oldest over
+    /// the per-key and the total limit.
+    fn put(&self, key: PoolKey, conn: Conn) {
+        let KeepAlive {
+            idle_timeout,
+            max_idle_per_key,
+            max_idle_total,
+            ..
+        } = self.config;
+        if max_idle_per_key == 0 || max_idle_total == 0 {
+            return;
+        }
+        let now = Instant::now();
+        let mut idle = self.lock();
+        idle.retain(|_, list| {
+            list.retain(|i| i.usable(now, idle_timeout));
+            !list.is_empty()
+        });
+        let list = idle.entry(key).or_default();
+        list.push(Idle { conn, since: now });
+        if list.len() > max_idle_per_key {
+            let over = list.len() - max_idle_per_key;
+            list.drain(..over);
+        }
+        let mut total: usize = idle.values().map(Vec::len).sum();
+        while total > max_idle_total {
+            let oldest = idle
+                .iter()
+                .filter_map(|(k, list)| list.first().map(|i| (i.since, k)))
+                .min_by_key(|(since, _)| *since)
+                .map(|(_, k)| k.clone());
+            let Some(k) = oldest else { break };
+            if let Some(list) = idle.get_mut(&k) {
+                list.remove(0);
+                if list.is_empty() {
+                    idle.remove(&k);
+                }
+            }
+            total -= 1;
+        }
+    }
+
+    /// How many idle connections are kept.
+    #[cfg(test)]
+    fn idle_count(&self) -> usize {
+        self.lock().values().map(Vec::len).sum()
+    }
+}
+
+/// Whether a request on a reused connection failed before any response because the upstream
+/// had closed the connection while it was idle: GET and HEAD are then sent once more on a
+/// fresh connection.
+fn lost_while_idle(e: &hyper::Error) -> bool {
+    e.is_canceled()
+        || e.is_closed()
+        || e.is_incomplete_message()
+        || matches!(
+            io_cause(e),
+            Some(
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::BrokenPipe
+            )
+        )
+}
+
+/// Whether the response's `Connection` header says `close` (an unreadable one counts as yes).
+fn says_close(headers: &http::HeaderMap) -> bool {
+    headers.get_all(header::CONNECTION).iter().any(|v| {
+        v.to_str().map_or(true, |text| {
+            text.split(',')
+                .any(|token| token.trim().eq_ignore_ascii_case("close"))
+        })
+    })
 }
 
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -1117,5 +1436,713 @@ mod wording {
             assert!(!reason.is_empty(), "{entry} is refused");
             assert_plain(&reason);
         }
+    }
+}
+
+/// Keep-alive against loopback upstreams the tests start: which requests reuse a connection,
+/// which dial, and that a connection is only ever reused to an address the request checked.
+#[cfg(test)]
+mod keep_alive {
+    use super::*;
+    use async_trait::async_trait;
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    /// What the upstream does with one request: `(n, total)` is the request's number on its
+    /// connection and over the whole upstream, both from 0.
+    enum Reply {
+        /// Answer and keep the connection open.
+        Answer(Vec<u8>),
+        /// Answer, then close the connection.
+        AnswerAndClose(Vec<u8>),
+        /// Close the connection without answering.
+        HangUp,
+    }
+
+    type ReplyFn = dyn Fn(usize, usize) -> Reply + Send + Sync;
+
+    /// A loopback upstream serving any number of requests per connection, counting the
+    /// connections it accepted.
+    struct Upstream {
+        addr: SocketAddr,
+        accepted: Arc<AtomicUsize>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Drop for Upstream {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
+    }
+
+    impl Upstream {
+        /// On 127.0.0.1, any port.
+        async fn start(
+            reply: impl Fn(usize, usize) -> Reply + Send + Sync + 'static,
+        ) -> io::Result<Upstream> {
+            Upstream::bind(SocketAddr::from(([127, 0, 0, 1], 0)), None, Arc::new(reply)).await
+        }
+
+        /// Always answers `body` and keeps the connection open.
+        async fn answering(body: &'static str) -> io::Result<Upstream> {
+            Upstream::start(move |_, _| Reply::Answer(ok(body))).await
+        }
+
+        async fn bind(
+            addr: SocketAddr,
+            tls: Option<tokio_rustls::TlsAcceptor>,
+            reply: Arc<ReplyFn>,
+        ) -> io::Result<Upstream> {
+            let listener = TcpListener::bind(addr).await?;
+            let addr = listener.local_addr()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let counter = accepted.clone();
+            let total = Arc::new(AtomicUsize::new(0));
+            let task = tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let (reply, total, tls) = (reply.clone(), total.clone(), tls.clone());
+                    tokio::spawn(async move {
+                        match tls {
+                            None => serve(stream, reply, total).await,
+                            Some(acceptor) => {
+                                if let Ok(stream) = acceptor.accept(stream).await {
+                                    serve(stream, reply, total).await;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            Ok(Upstream {
+                addr,
+                accepted,
+                task,
+            })
+        }
+
+        fn url(&self, path: &str) -> String {
+            format!("http://{}{path}", self.addr)
+        }
+
+        fn accepted(&self) -> usize {
+            self.accepted.load(Ordering::SeqCst)
+        }
+    }
+
+    async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+        mut s: S,
+        reply: Arc<ReplyFn>,
+        total: Arc<AtomicUsize>,
+    ) {
+        let mut n = 0;
+        while let Ok(head) = read_request(&mut s).await {
+            let reply = match reply(n, total.fetch_add(1, Ordering::SeqCst)) {
+                // The answer to HEAD is the head alone.
+                Reply::Answer(bytes) if head.starts_with("head ") => {
+                    Reply::Answer(head_only(bytes))
+                }
+                other => other,
+            };
+            match reply {
+                Reply::Answer(bytes) => {
+                    if s.write_all(&bytes).await.is_err() {
+                        return;
+                    }
+                }
+                Reply::AnswerAndClose(bytes) => {
+                    let _ = s.write_all(&bytes).await;
+                    let _ = s.shutdown().await;
+                    return;
+                }
+                Reply::HangUp => return,
+            }
+            n += 1;
+        }
+    }
+
+    fn head_only(mut bytes: Vec<u8>) -> Vec<u8> {
+        if let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+            bytes.truncate(end + 4);
+        }
+        bytes
+    }
+
+    /// Reads one request head and its `Content-Length` body; returns the head in lower case.
+    async fn read_request<S: AsyncRead + Unpin>(s: &mut S) -> io::Result<String> {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                let len = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                while buf.len() < end + 4 + len {
+                    let n = s.read(&mut chunk).await?;
+                    if n == 0 {
+                        return Err(io::ErrorKind::UnexpectedEof.into());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                return Ok(head);
+            }
+            let n = s.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// A 200 with a JSON body and no `Connection` header (HTTP/1.1 keeps the connection).
+    fn ok(body: &str) -> Vec<u8> {
+        with_headers(body, "")
+    }
+
+    fn with_headers(body: &str, extra: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{extra}\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    /// A resolver answering each name from a queue: successive lookups get successive answers,
+    /// the last one repeats.
+    #[derive(Debug, Default)]
+    struct Answers {
+        table: Mutex<HashMap<String, VecDeque<Vec<IpAddr>>>>,
+        lookups: AtomicUsize,
+    }
+
+    impl Answers {
+        fn new(entries: &[(&str, &[&[IpAddr]])]) -> Arc<Answers> {
+            let table = entries
+                .iter()
+                .map(|(name, seq)| ((*name).to_owned(), seq.iter().map(|a| a.to_vec()).collect()))
+                .collect();
+            Arc::new(Answers {
+                table: Mutex::new(table),
+                lookups: AtomicUsize::new(0),
+            })
+        }
+
+        fn lookups(&self) -> usize {
+            self.lookups.load(Ordering::SeqCst)
+        }
+    }
+
+    #[async_trait]
+    impl Resolver for Answers {
+        async fn lookup(&self, host: &str) -> io::Result<Vec<IpAddr>> {
+            self.lookups.fetch_add(1, Ordering::SeqCst);
+            let mut table = self
+                .table
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?;
+            let queue = table
+                .get_mut(host)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "NXDOMAIN"))?;
+            let answer = if queue.len() > 1 {
+                queue.pop_front()
+            } else {
+                queue.front().cloned()
+            };
+            Ok(answer.unwrap_or_default())
+        }
+    }
+
+    /// Records every address dialled.
+    #[derive(Debug, Default)]
+    struct Recording {
+        dialled: Mutex<Vec<SocketAddr>>,
+    }
+
+    impl Recording {
+        fn dialled(&self) -> Vec<SocketAddr> {
+            self.dialled.lock().map(|d| d.clone()).unwrap_or_default()
+        }
+    }
+
+    #[async_trait]
+    impl Dialer for Recording {
+        async fn dial(&self, addr: SocketAddr) -> io::Result<TcpStream> {
+            if let Ok(mut d) = self.dialled.lock() {
+                d.push(addr);
+            }
+            TcpDialer.dial(addr).await
+        }
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse()
+            .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
+    }
+
+    fn loopback() -> Result<AllowList, String> {
+        AllowList::parse("127.0.0.0/8")
+    }
+
+    /// A loopback client with short limits and the given keep-alive.
+    fn client_with(keep_alive: KeepAlive) -> Result<Client, Box<dyn std::error::Error>> {
+        Ok(builder(loopback()?, Answers::new(&[]))
+            .keep_alive(keep_alive)
+            .build()?)
+    }
+
+    fn client() -> Result<Client, Box<dyn std::error::Error>> {
+        client_with(KeepAlive::default())
+    }
+
+    fn builder(allow: AllowList, resolver: Arc<Answers>) -> ClientBuilder {
+        Client::builder(allow)
+            .resolver(resolver)
+            .webpki_roots(false)
+            .limits(Limits {
+                dns_timeout: Duration::from_millis(500),
+                connect_timeout: Duration::from_millis(500),
+                ..Limits::default()
+            })
+    }
+
+    fn get(url: &str) -> Result<FetchRequest, url::ParseError> {
+        let mut r = FetchRequest::get(Url::parse(url)?);
+        r.timeout = Duration::from_secs(5);
+        Ok(r)
+    }
+
+    fn with_method(url: &str, method: HttpMethod) -> Result<FetchRequest, url::ParseError> {
+        let mut r = get(url)?;
+        r.method = method;
+        Ok(r)
+    }
+
+    #[test]
+    fn keep_alive_defaults() {
+        let k = KeepAlive::default();
+        assert!(k.enabled);
+        assert_eq!(k.idle_timeout, Duration::from_secs(30));
+        assert_eq!((k.max_idle_per_key, k.max_idle_total), (4, 256));
+        assert!(!KeepAlive::disabled().enabled);
+    }
+
+    #[tokio::test]
+    async fn sequential_gets_share_one_connection() -> TestResult {
+        let up = Upstream::answering("{\"n\":1}").await?;
+        let client = client()?;
+        for _ in 0..3 {
+            let resp = client.fetch(&get(&up.url("/a"))?).await?;
+            assert_eq!(
+                (resp.status, resp.body.as_slice()),
+                (200, b"{\"n\":1}".as_slice())
+            );
+        }
+        // HEAD takes and returns the pooled connection too.
+        let resp = client
+            .fetch(&with_method(&up.url("/a"), HttpMethod::Head)?)
+            .await?;
+        assert_eq!(resp.status, 200);
+        client.fetch(&get(&up.url("/b"))?).await?;
+        assert_eq!(up.accepted(), 1);
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn different_ports_get_their_own_connections() -> TestResult {
+        let one = Upstream::answering("{}").await?;
+        let two = Upstream::answering("{}").await?;
+        let client = client()?;
+        for _ in 0..2 {
+            client.fetch(&get(&one.url("/"))?).await?;
+            client.fetch(&get(&two.url("/"))?).await?;
+        }
+        assert_eq!((one.accepted(), two.accepted()), (1, 1));
+        assert_eq!(client.inner.pool.idle_count(), 2);
+        Ok(())
+    }
+
+    /// The same address under another name (`localhost` vs `127.0.0.1`) is another key.
+    #[tokio::test]
+    async fn another_host_name_is_another_key() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let resolver = Answers::new(&[("localhost", &[&[ip("127.0.0.1")]])]);
+        let client = builder(loopback()?, resolver).build()?;
+        let port = up.addr.port();
+        client
+            .fetch(&get(&format!("http://127.0.0.1:{port}/"))?)
+            .await?;
+        client
+            .fetch(&get(&format!("http://localhost:{port}/"))?)
+            .await?;
+        assert_eq!(up.accepted(), 2);
+        // Host names are compared lower-cased.
+        client
+            .fetch(&get(&format!("http://LocalHost:{port}/"))?)
+            .await?;
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    /// The upstream answers, then closes without saying `Connection: close`: the next request
+    /// still succeeds, on a new connection.
+    #[tokio::test]
+    async fn idle_connection_closed_by_the_upstream_is_replaced() -> TestResult {
+        let up =
+            Upstream::start(|_, total| Reply::AnswerAndClose(ok(&format!("{{\"n\":{total}}}"))))
+                .await?;
+        let client = client()?;
+        let first = client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(first.body, b"{\"n\":0}");
+        let second = client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(second.body, b"{\"n\":1}");
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    /// The upstream closes the idle connection just as the next request arrives (it reads the
+    /// request, then hangs up): the request is sent once more, on a fresh connection.
+    #[tokio::test]
+    async fn request_lost_on_a_reused_connection_is_retried_once() -> TestResult {
+        let up = Upstream::start(|n, total| {
+            if n == 0 {
+                Reply::Answer(ok(&format!("{{\"n\":{total}}}")))
+            } else {
+                Reply::HangUp
+            }
+        })
+        .await?;
+        let client = client()?;
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        let second = client.fetch(&get(&up.url("/"))?).await?;
+        // Request 1 was lost on the reused connection; request 2 was the retry.
+        assert_eq!(second.body, b"{\"n\":2}");
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    /// A failure on a fresh connection is reported, never retried: one retry at most.
+    #[tokio::test]
+    async fn failure_on_a_fresh_connection_is_not_retried() -> TestResult {
+        let silent = Upstream::start(|_, _| Reply::HangUp).await?;
+        let client = client()?;
+        let err = client.fetch(&get(&silent.url("/"))?).await.err();
+        assert_eq!(err.map(|e| e.kind), Some(FetchErrorKind::ConnectionClosed));
+        assert_eq!(silent.accepted(), 1);
+
+        // Answers the first request of the first connection only: the request lost on the
+        // reused connection is retried once on a fresh one, which fails too and is reported.
+        let once = Upstream::start(|n, total| {
+            if n == 0 && total == 0 {
+                Reply::Answer(ok("{}"))
+            } else {
+                Reply::HangUp
+            }
+        })
+        .await?;
+        client.fetch(&get(&once.url("/"))?).await?;
+        let err = client.fetch(&get(&once.url("/"))?).await.err();
+        assert_eq!(err.map(|e| e.kind), Some(FetchErrorKind::ConnectionClosed));
+        assert_eq!(once.accepted(), 2);
+        Ok(())
+    }
+
+    /// Binds a second upstream on 127.0.0.2 at the port of one on 127.0.0.1, so one URL can
+    /// resolve to either.
+    async fn pair() -> Result<(Upstream, Upstream), Box<dyn std::error::Error>> {
+        let mut last = None;
+        for _ in 0..10 {
+            let a = Upstream::answering("{\"at\":\"a\"}").await?;
+            let b_addr = SocketAddr::new(ip("127.0.0.2"), a.addr.port());
+            let reply: Arc<ReplyFn> = Arc::new(|_, _| Reply::Answer(ok("{\"at\":\"b\"}")));
+            match Upstream::bind(b_addr, None, reply).await {
+                Ok(b) => return Ok((a, b)),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.map_or_else(|| "no port pair".into(), Into::into))
+    }
+
+    /// The name resolves to A, then to B: the second request dials B and does not reuse the
+    /// idle connection to A, which this request did not check.
+    #[tokio::test]
+    async fn reuse_only_to_an_address_the_request_checked() -> TestResult {
+        let (a, b) = pair().await?;
+        let resolver = Answers::new(&[("api.test", &[&[a.addr.ip()], &[b.addr.ip()]])]);
+        let dialer = Arc::new(Recording::default());
+        let client = builder(loopback()?, resolver.clone())
+            .dialer(dialer.clone())
+            .build()?;
+        let url = format!("http://api.test:{}/", a.addr.port());
+        let first = client.fetch(&get(&url)?).await?;
+        assert_eq!(first.body, b"{\"at\":\"a\"}");
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        let second = client.fetch(&get(&url)?).await?;
+        assert_eq!(second.body, b"{\"at\":\"b\"}");
+        assert_eq!(dialer.dialled(), vec![a.addr, b.addr]);
+        // The name still resolves to B: B's connection is reused, and the lookup happened anyway.
+        let third = client.fetch(&get(&url)?).await?;
+        assert_eq!(third.body, b"{\"at\":\"b\"}");
+        assert_eq!(dialer.dialled(), vec![a.addr, b.addr]);
+        assert_eq!((a.accepted(), b.accepted()), (1, 1));
+        assert_eq!(resolver.lookups(), 3);
+        Ok(())
+    }
+
+    /// The name now resolves to a refused address: the request is refused although an idle
+    /// connection to its former, allowed address is in the pool.
+    #[tokio::test]
+    async fn refused_answer_is_refused_despite_a_pooled_connection() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let resolver = Answers::new(&[(
+            "rebind.test",
+            &[&[up.addr.ip()], &[ip("10.0.0.5")], &[up.addr.ip()]],
+        )]);
+        let dialer = Arc::new(Recording::default());
+        let client = builder(loopback()?, resolver.clone())
+            .dialer(dialer.clone())
+            .build()?;
+        let url = format!("http://rebind.test:{}/", up.addr.port());
+        client.fetch(&get(&url)?).await?;
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        let err = client.fetch(&get(&url)?).await.err();
+        assert_eq!(err.map(|e| e.kind), Some(FetchErrorKind::SsrfBlocked));
+        assert_eq!(dialer.dialled(), vec![up.addr]);
+        // With the answer allowed again, the pooled connection serves the name.
+        client.fetch(&get(&url)?).await?;
+        assert_eq!(dialer.dialled(), vec![up.addr]);
+        assert_eq!(resolver.lookups(), 3);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn body_over_the_cap_is_not_pooled() -> TestResult {
+        let big = "x".repeat(100);
+        let up = Upstream::start(move |_, total| {
+            if total == 0 {
+                Reply::Answer(ok(&big))
+            } else {
+                Reply::Answer(ok("{}"))
+            }
+        })
+        .await?;
+        let client = builder(loopback()?, Answers::new(&[]))
+            .limits(Limits {
+                max_body_bytes: 16,
+                ..Limits::default()
+            })
+            .build()?;
+        let err = client.fetch(&get(&up.url("/"))?).await.err();
+        assert_eq!(err.map(|e| e.kind), Some(FetchErrorKind::BodyTooLarge));
+        assert_eq!(client.inner.pool.idle_count(), 0);
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn undecodable_body_is_not_pooled() -> TestResult {
+        let up = Upstream::start(|_, total| {
+            if total == 0 {
+                Reply::Answer(with_headers("garbage!", "content-encoding: gzip\r\n"))
+            } else {
+                Reply::Answer(ok("{}"))
+            }
+        })
+        .await?;
+        let client = client()?;
+        let err = client.fetch(&get(&up.url("/"))?).await.err();
+        assert_eq!(err.map(|e| e.kind), Some(FetchErrorKind::DecodeError));
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    /// `Connection: close` (and an HTTP/1.0 answer) means the connection is not kept, even if
+    /// the upstream left it open.
+    #[tokio::test]
+    async fn connection_close_and_http_1_0_are_not_pooled() -> TestResult {
+        let up = Upstream::start(|_, total| match total {
+            0 => Reply::Answer(with_headers("{}", "Connection: keep-alive, Close\r\n")),
+            1 => Reply::Answer(
+                b"HTTP/1.0 200 OK\r\nconnection: keep-alive\r\ncontent-length: 2\r\n\r\n{}"
+                    .to_vec(),
+            ),
+            _ => Reply::Answer(ok("{}")),
+        })
+        .await?;
+        let client = client()?;
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(client.inner.pool.idle_count(), 0);
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(client.inner.pool.idle_count(), 0);
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 3);
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        Ok(())
+    }
+
+    /// Methods other than GET and HEAD dial fresh, leave the pool alone and are not pooled.
+    #[tokio::test]
+    async fn other_methods_dial_fresh() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let client = client()?;
+        client.fetch(&get(&up.url("/"))?).await?;
+        let mut post = with_method(&up.url("/"), HttpMethod::Post)?;
+        post.body = Some(b"{}".to_vec());
+        client.fetch(&post).await?;
+        assert_eq!(up.accepted(), 2);
+        assert_eq!(client.inner.pool.idle_count(), 1);
+        for method in [HttpMethod::Put, HttpMethod::Patch, HttpMethod::Delete] {
+            client.fetch(&with_method(&up.url("/"), method)?).await?;
+        }
+        assert_eq!(up.accepted(), 5);
+        // The GET's connection was kept for the next GET.
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 5);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn idle_connections_expire() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let client = client_with(KeepAlive {
+            idle_timeout: Duration::from_millis(100),
+            ..KeepAlive::default()
+        })?;
+        client.fetch(&get(&up.url("/"))?).await?;
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 1);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        client.fetch(&get(&up.url("/"))?).await?;
+        assert_eq!(up.accepted(), 2);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn disabled_keep_alive_dials_every_request() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let client = client_with(KeepAlive::disabled())?;
+        for _ in 0..3 {
+            client.fetch(&get(&up.url("/"))?).await?;
+        }
+        assert_eq!(up.accepted(), 3);
+        assert_eq!(client.inner.pool.idle_count(), 0);
+        Ok(())
+    }
+
+    /// Six requests at once need six connections; four stay idle for the key.
+    #[tokio::test]
+    async fn at_most_four_idle_connections_per_key() -> TestResult {
+        let up = Upstream::answering("{}").await?;
+        let client = client()?;
+        // Spawned before any of them runs: each finds the pool empty and dials.
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..6 {
+            let (client, req) = (client.clone(), get(&up.url("/"))?);
+            set.spawn(async move { client.fetch(&req).await.map(|r| r.status) });
+        }
+        while let Some(done) = set.join_next().await {
+            assert_eq!(done??, 200);
+        }
+        assert_eq!(up.accepted(), 6);
+        assert_eq!(client.inner.pool.idle_count(), 4);
+        Ok(())
+    }
+
+    /// Over the total, the connection idle the longest is closed.
+    #[tokio::test]
+    async fn the_oldest_idle_connection_goes_over_the_total() -> TestResult {
+        let ups = [
+            Upstream::answering("{}").await?,
+            Upstream::answering("{}").await?,
+            Upstream::answering("{}").await?,
+        ];
+        let client = client_with(KeepAlive {
+            max_idle_total: 2,
+            ..KeepAlive::default()
+        })?;
+        for up in &ups {
+            client.fetch(&get(&up.url("/"))?).await?;
+        }
+        assert_eq!(client.inner.pool.idle_count(), 2);
+        // The third's and the second's connections were kept, the first's closed.
+        client.fetch(&get(&ups[2].url("/"))?).await?;
+        client.fetch(&get(&ups[1].url("/"))?).await?;
+        client.fetch(&get(&ups[0].url("/"))?).await?;
+        let accepted: Vec<usize> = ups.iter().map(Upstream::accepted).collect();
+        assert_eq!(accepted, vec![2, 1, 1]);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ https
+
+    /// A CA and a leaf certificate signed by it, as DER.
+    struct Pki {
+        ca: Vec<u8>,
+        cert: Vec<u8>,
+        key: Vec<u8>,
+    }
+
+    /// A CA and a leaf for `names`.
+    fn pki(names: &[&str]) -> Result<Pki, rcgen::Error> {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new())?;
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca_key = rcgen::KeyPair::generate()?;
+        let ca = params.self_signed(&ca_key)?;
+        let issuer = rcgen::Issuer::new(params, ca_key);
+        let leaf = rcgen::CertificateParams::new(
+            names.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(),
+        )?;
+        let key = rcgen::KeyPair::generate()?;
+        let cert = leaf.signed_by(&key, &issuer)?;
+        Ok(Pki {
+            ca: ca.der().to_vec(),
+            cert: cert.der().to_vec(),
+            key: key.serialize_der(),
+        })
+    }
+
+    /// For https the key is the TLS server name: a connection verified for one name never
+    /// serves another, even at the same address and port.
+    #[tokio::test]
+    async fn https_connections_are_kept_per_server_name() -> TestResult {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+        let Pki { ca, cert, key } = pki(&["a.test", "b.test"])?;
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![CertificateDer::from(cert)],
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key)),
+            )?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let reply: Arc<ReplyFn> = Arc::new(|_, _| Reply::Answer(ok("{}")));
+        let up =
+            Upstream::bind(SocketAddr::from(([127, 0, 0, 1], 0)), Some(acceptor), reply).await?;
+        let here: &[&[IpAddr]] = &[&[ip("127.0.0.1")]];
+        let resolver = Answers::new(&[("a.test", here), ("b.test", here), ("b.test.", here)]);
+        let client = builder(loopback()?, resolver)
+            .add_root_certificate(ca)
+            .build()?;
+        let port = up.addr.port();
+        for name in ["a.test", "b.test", "A.test", "b.test."] {
+            let resp = client
+                .fetch(&get(&format!("https://{name}:{port}/"))?)
+                .await?;
+            assert_eq!(resp.status, 200, "{name}");
+        }
+        assert_eq!(up.accepted(), 2);
+        assert_eq!(client.inner.pool.idle_count(), 2);
+        Ok(())
     }
 }

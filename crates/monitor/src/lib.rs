@@ -8,7 +8,8 @@
 //!   [`apidrift_model::net::check_url`]; IP literals canonicalised and judged; names judged, then
 //!   resolved ONCE through the injectable [`Resolver`] with a timeout, every answer judged (one
 //!   blocked answer refuses the request); TCP only to the checked addresses through the
-//!   injectable [`Dialer`]; no proxy variables, no cookies, no connection reuse; redirects off
+//!   injectable [`Dialer`]; GET and HEAD may reuse an idle connection ([`KeepAlive`]) only to
+//!   an address the request itself has just checked; no proxy variables, no cookies; redirects off
 //!   unless asked, at most 5, each hop judged again, never https → http, never to another origin
 //!   with credentials attached; the endpoint's timeout over the whole exchange; body capped at
 //!   10 MiB after decompression (gzip, deflate, br); at most 100 response headers in 64 KiB.
@@ -61,8 +62,9 @@ pub mod service;
 pub mod worker;
 
 pub use client::{
-    CONNECT_TIMEOUT, Client, ClientBuilder, DNS_TIMEOUT, FetchRequest, FetchResponse, Limits,
-    MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_REDIRECTS, MAX_RESPONSE_HEADERS, USER_AGENT,
+    CONNECT_TIMEOUT, Client, ClientBuilder, DNS_TIMEOUT, FetchRequest, FetchResponse, IDLE_TIMEOUT,
+    KeepAlive, Limits, MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_IDLE_PER_KEY, MAX_IDLE_TOTAL,
+    MAX_REDIRECTS, MAX_RESPONSE_HEADERS, USER_AGENT,
 };
 pub use error::{FetchError, FetchErrorKind, MonitorError};
 pub use monitor::{

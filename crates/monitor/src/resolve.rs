@@ -6,8 +6,9 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use tokio::net::TcpStream;
 
-/// Resolves a host name to its addresses. The client calls it exactly once per connection and
-/// judges every address it returns before dialling any.
+/// Resolves a host name to its addresses. The client calls it exactly once per request (one
+/// that reuses an idle connection included) and judges every address it returns before dialling
+/// any or reusing a connection to one.
 #[async_trait]
 pub trait Resolver: Send + Sync + std::fmt::Debug {
     async fn lookup(&self, host: &str) -> io::Result<Vec<IpAddr>>;

@@ -1,6 +1,6 @@
 //! security-tests.md 1.5 against the connector: every row, with a lookup-counting stub resolver
 //! and a dialer that records every address it is asked to dial (a refused address is never
-//! dialled; one lookup per connection).
+//! dialled; one lookup per request).
 
 mod support;
 
@@ -209,7 +209,7 @@ async fn resolved_blocked_addresses_are_refused_and_never_dialled() -> TestResul
     Ok(())
 }
 
-/// Row 50: DNS rebinding. One lookup per connection, and the dialled address is the checked one.
+/// Row 50: DNS rebinding. One lookup per request, and the dialled address is the checked one.
 #[tokio::test]
 async fn rebinding_gets_one_lookup_per_connection() -> TestResult {
     let (server, _) = Server::fixed(json_ok("{}")).await?;
@@ -226,7 +226,7 @@ async fn rebinding_gets_one_lookup_per_connection() -> TestResult {
     assert_eq!(first.status, 200);
     assert_eq!(resolver.count(), 1);
     assert_eq!(dialer.dialled(), vec![server.addr]);
-    // The second connection looks up again, sees 10.0.0.5 and refuses without dialling.
+    // The second request looks up again, sees 10.0.0.5 and refuses without dialling.
     let second = client.fetch(&request(&url)?).await.err();
     assert_eq!(second.map(|e| e.kind), Some(FetchErrorKind::SsrfBlocked));
     assert_eq!(resolver.count(), 2);

@@ -12,7 +12,6 @@
 use super::CliError;
 use crate::config::{self, GlobalArgs};
 use crate::db;
-use apidrift_monitor::Service;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Subcommand)]
@@ -36,7 +35,7 @@ pub fn run(global: &GlobalArgs, command: KeysCommand) -> Result<ExitCode, CliErr
     }));
     let rotation = db::block_on(async {
         let store = db::open(&settings, true).await?;
-        let service = Service::new(store, Some(ring), db::allow_list(&settings)?)?;
+        let service = db::new_service(&settings, store, Some(ring), db::allow_list(&settings)?)?;
         Ok::<_, CliError>(service.rotate_keys().await?)
     })??;
     super::print_json(&rotation)?;

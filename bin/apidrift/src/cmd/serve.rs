@@ -122,7 +122,7 @@ pub async fn serve(
     };
     // The one service of the process: the API, the console and the worker share it.
     let service = Arc::new(
-        Service::new(store.clone(), keys, allow)?
+        db::new_service(&settings, store.clone(), keys, allow)?
             .with_sample_interval(settings.baseline.sample_interval())
             .with_import_max_bytes(settings.limits.import_max_bytes),
     );

@@ -190,7 +190,7 @@ pub fn fetch_document(url: &str) -> Result<String, CliError> {
 
 pub fn run(global: &GlobalArgs, args: SnapshotArgs) -> Result<ExitCode, CliError> {
     let settings = config::load_from_process(global)?;
-    let client = client(crate::db::allow_list(&settings)?)?;
+    let client = crate::db::outbound_client(&settings, crate::db::allow_list(&settings)?)?;
     let url = client
         .check_url(&args.url)
         .map_err(|e| CliError(format!("{}: {e}", args.url)))?;
