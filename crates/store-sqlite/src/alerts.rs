@@ -281,11 +281,10 @@ struct One {
 }
 
 fn delivery_counts(c: &mut SqliteConnection, ws: Uuid) -> Result<DeliveryCounts> {
-    let rows: Vec<CountRow> = cached(
-        "SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? GROUP BY state",
-    )
-    .bind::<Text, _>(id(ws))
-    .load(c)?;
+    let rows: Vec<CountRow> =
+        cached("SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = ? GROUP BY state")
+            .bind::<Text, _>(id(ws))
+            .load(c)?;
     let mut out = DeliveryCounts::default();
     for r in rows {
         let n = u64::try_from(r.n).unwrap_or(0);
@@ -391,13 +390,11 @@ fn claim_schedules(
     let until = lease_until(now, lease);
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        cached(
-            "UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?",
-        )
-        .bind::<BigInt, _>(until)
-        .bind::<Text, _>(owner)
-        .bind::<Text, _>(&r.endpoint_id)
-        .execute(c)?;
+        cached("UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?")
+            .bind::<BigInt, _>(until)
+            .bind::<Text, _>(owner)
+            .bind::<Text, _>(&r.endpoint_id)
+            .execute(c)?;
         // The in-flight mark, in the claim's transaction (health `checking` until the lease
         // ends, the health before kept to restore); paused endpoints are skipped, not run.
         cached(

@@ -18,10 +18,11 @@
 //!   write lock up front makes a second writer wait (busy timeout) instead of failing with
 //!   "database is locked" on a lock upgrade. Lists read in one deferred transaction so the page
 //!   and its total come from the same snapshot.
-//! * Every write goes through one writer connection (a pool of one, beside the readers' pool):
-//!   writers queue there, so the next starts as soon as the previous commits instead of sleeping
-//!   in SQLite's busy handler (which polls at 1, 2, 5, 10… ms); the busy timeout remains for
-//!   other processes. Being the only writer, its page cache stays valid between writes.
+//! * Every write of a file database runs on one writer thread with its own connection: the
+//!   writes that arrive while a transaction is open are committed together, each in a savepoint
+//!   (one failing write is rolled back alone), and each caller is answered after the commit (see
+//!   the `writer` module). Writers no longer sleep in SQLite's busy handler (which polls at 1,
+//!   2, 5, 10… ms); the busy timeout remains for other processes.
 //! * Every query is prepared once per connection: diesel's DSL queries are cached by type, the
 //!   raw SQL goes through `cached::cached` (cached by its constant text) instead of
 //!   `diesel::sql_query` (compiled on every call).
@@ -38,6 +39,7 @@ mod queries;
 mod rows;
 mod schema;
 mod users;
+mod writer;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
@@ -145,7 +147,7 @@ fn setup_connection(path: &str) -> std::result::Result<SqliteConnection, diesel:
     conn.batch_execute(&format!(
         "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA journal_mode = WAL; \
          PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; \
-         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA mmap_size = {};", std::env::var("XMMAP").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(MMAP_BYTES)
+         PRAGMA cache_size = -{CACHE_KIB}; PRAGMA mmap_size = {MMAP_BYTES};"
     ))
     .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
     Ok(conn)
@@ -187,18 +189,23 @@ where
     outcome.map_err(StoreError::from)
 }
 
+/// Where the writes of a store run.
+#[derive(Clone)]
+enum Writes {
+    /// A memory database: its one pooled connection, one `BEGIN IMMEDIATE` per write.
+    Pool(Pool<Conn>),
+    /// A file database: the writer thread.
+    Thread(writer::Writer),
+}
+
 /// The SQLite store. Cheap to clone (the pools are shared).
 #[derive(Clone)]
 pub struct SqliteStore {
     /// Readers: single reads and deferred (snapshot) transactions.
     pool: Pool<Conn>,
-    /// The one connection of this process that writes. SQLite has one writer at a time: writers
-    /// that shared the readers' connections found the write lock taken and waited in SQLite's
-    /// busy handler, which sleeps 1, 2, 5, 10… ms between tries instead of waking when the lock
-    /// is free; queued on this pool of one, the next writer starts as soon as the previous one
-    /// commits (the busy timeout still covers writers of other processes). Its page cache also
-    /// stays valid between writes, where a connection that sees another's commit drops its own.
-    writer: Pool<Conn>,
+    /// Where writes go: the writer thread of a file database (one connection, writes arriving
+    /// together committed together: see [`writer`]), or the one connection of a memory database.
+    writer: Writes,
     target: Target,
 }
 
@@ -231,10 +238,15 @@ impl SqliteStore {
             ),
         };
         let pool = pool_of(&path, size)?;
-        // A memory database lives in its one connection: readers and the writer share it.
+        // A memory database lives in its one connection: readers and writes share it.
         let writer = match &target {
-            Target::Memory => pool.clone(),
-            Target::File(_) => pool_of(&path, 1)?,
+            Target::Memory => Writes::Pool(pool.clone()),
+            Target::File(_) => {
+                let path = path.clone();
+                Writes::Thread(writer::Writer::start(move || {
+                    setup_connection(&path).map_err(|e| StoreError::Unavailable(e.to_string()))
+                })?)
+            }
         };
         let store = SqliteStore {
             pool,
@@ -258,14 +270,18 @@ impl SqliteStore {
         run_on(&self.pool, f).await
     }
 
-    /// Runs `f` on the writer connection in a `BEGIN IMMEDIATE` transaction (rolled back when it
-    /// fails).
+    /// Runs `f` as one write: all of it is committed, or nothing when it fails. On a file
+    /// database it runs on the writer thread, in a savepoint of the batch's `BEGIN IMMEDIATE`
+    /// transaction; on a memory database in a transaction of its own.
     async fn write<R, F>(&self, f: F) -> Result<R, StoreError>
     where
         R: Send + 'static,
         F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
     {
-        run_on(&self.writer, move |c| c.immediate_transaction(f)).await
+        match &self.writer {
+            Writes::Pool(pool) => run_on(pool, move |c| c.immediate_transaction(f)).await,
+            Writes::Thread(writer) => writer.write(f).await,
+        }
     }
 
     /// Runs `f` in a deferred (read) transaction: one snapshot for several statements.
@@ -285,16 +301,14 @@ impl Store for SqliteStore {
     }
 
     async fn migrate(&self) -> Result<MigrationReport, StoreError> {
-        run_on(&self.writer, |c| {
-            // One transaction around the whole run: a second process starting at the same time
-            // waits for the write lock, then finds nothing pending.
-            c.immediate_transaction(|c| {
-                let applied = c
-                    .run_pending_migrations(MIGRATIONS)
-                    .map_err(|e| Error::Store(StoreError::Migration(e.to_string())))?;
-                Ok(MigrationReport {
-                    applied: applied.iter().map(|v| v.to_string()).collect(),
-                })
+        // One write transaction around the whole run: a second process starting at the same
+        // time waits for the write lock, then finds nothing pending.
+        self.write(|c| {
+            let applied = c
+                .run_pending_migrations(MIGRATIONS)
+                .map_err(|e| Error::Store(StoreError::Migration(e.to_string())))?;
+            Ok(MigrationReport {
+                applied: applied.iter().map(|v| v.to_string()).collect(),
             })
         })
         .await

@@ -174,12 +174,11 @@ fn list_checks(
     ep: Uuid,
     page: PageRequest,
 ) -> Result<Page<CheckHistoryRow>> {
-    let total: Count = cached(
-        "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = ? AND endpoint_id = ?",
-    )
-    .bind::<Text, _>(id(ws))
-    .bind::<Text, _>(id(ep))
-    .get_result(c)?;
+    let total: Count =
+        cached("SELECT COUNT(*) AS n FROM checks WHERE workspace_id = ? AND endpoint_id = ?")
+            .bind::<Text, _>(id(ws))
+            .bind::<Text, _>(id(ep))
+            .get_result(c)?;
     let rows: Vec<HistoryRow> = cached(
         "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
          c.response_time, c.error_kind, d.id AS diff_id, \
@@ -236,12 +235,11 @@ fn list_deliveries(
     hook: Uuid,
     page: PageRequest,
 ) -> Result<Page<StoredDelivery>> {
-    let total: Count = cached(
-        "SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = ? AND webhook_id = ?",
-    )
-    .bind::<Text, _>(id(ws))
-    .bind::<Text, _>(id(hook))
-    .get_result(c)?;
+    let total: Count =
+        cached("SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = ? AND webhook_id = ?")
+            .bind::<Text, _>(id(ws))
+            .bind::<Text, _>(id(hook))
+            .get_result(c)?;
     let rows: Vec<DeliveryRow> = cached(
         "SELECT d.id, d.webhook_id, e.kind, e.endpoint_id, e.payload, d.created_at, d.attempts, \
          d.state, a.attempted_at AS last_attempt_at, a.http_status AS last_status, \

@@ -43,8 +43,7 @@ fn gauges(c: &mut SqliteConnection) -> Result<OperatorGauges> {
         endpoints_by_health.push((health, u64::try_from(r.n).unwrap_or(0)));
     }
     let pending: Count =
-        cached("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'")
-            .get_result(c)?;
+        cached("SELECT count(*) AS n FROM deliveries WHERE state = 'pending'").get_result(c)?;
     Ok(OperatorGauges {
         endpoints_by_health,
         outbox_pending: u64::try_from(pending.n).unwrap_or(0),
@@ -136,9 +135,7 @@ impl OpsStore for SqliteStore {
         let into = partial_text.clone();
         let copied = self
             .run(move |c| {
-                cached("VACUUM INTO ?")
-                    .bind::<Text, _>(&into)
-                    .execute(c)?;
+                cached("VACUUM INTO ?").bind::<Text, _>(&into).execute(c)?;
                 Ok(())
             })
             .await;
