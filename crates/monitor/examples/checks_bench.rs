@@ -8,7 +8,12 @@
 //! and prints checks/s, the ratio to the ceiling, and the process RSS sampled every second
 //! during the pipeline phase (flat memory = no growth after warm-up).
 //!
-//! Usage: `checks_bench [sqlite|postgres URL] [--endpoints N] [--inflight N] [--seconds N]`.
+//! Usage: `checks_bench [sqlite|postgres URL] [--endpoints N] [--inflight N] [--seconds N]
+//! [--keep-alive]`. With `--keep-alive` the upstream keeps its connections open, so both phases
+//! reuse them (the client's keep-alive); without, it closes each one and every fetch dials.
+//!
+//! The example runs on jemalloc, the allocator of the `apidrift` binary, so that the allocator's
+//! share of the profile is the one the service has.
 
 use apidrift_model::net::AllowList;
 use apidrift_model::{DiffMode, HttpMethod, Plan};
@@ -21,6 +26,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 type Res<T> = Result<T, Box<dyn Error + Send + Sync>>;
 
@@ -41,12 +49,20 @@ fn document() -> String {
     format!(r#"{{"users":[{}],"total":{i}}}"#, items.join(","))
 }
 
-async fn upstream(body: String) -> Res<std::net::SocketAddr> {
+/// A loopback upstream answering every request with `body`. With `keep_alive`, a connection
+/// serves request after request (GET only: no request body); without, it answers once with
+/// `connection: close`.
+async fn upstream(body: String, keep_alive: bool) -> Res<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
+    let close = if keep_alive {
+        ""
+    } else {
+        "connection: close\r\n"
+    };
     let response = Arc::new(
         format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{close}\r\n{body}",
             body.len()
         )
         .into_bytes(),
@@ -57,13 +73,23 @@ async fn upstream(body: String) -> Res<std::net::SocketAddr> {
             tokio::spawn(async move {
                 let mut buf = [0u8; 2048];
                 let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                loop {
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => seen.extend_from_slice(&buf[..n]),
+                        }
                     }
+                    if s.write_all(&response).await.is_err() || !keep_alive {
+                        break;
+                    }
+                    // Drop this request's head; keep what followed it.
+                    let end = seen
+                        .windows(4)
+                        .position(|w| w == b"\r\n\r\n")
+                        .map_or(seen.len(), |at| at + 4);
+                    seen.drain(..end);
                 }
-                let _ = s.write_all(&response).await;
                 let _ = s.shutdown().await;
             });
         }
@@ -148,9 +174,10 @@ async fn main() -> Res<()> {
     let inflight = flag("--inflight", 64) as usize;
     let seconds = flag("--seconds", 10);
     let backend = args.first().cloned().unwrap_or_else(|| "sqlite".into());
+    let keep_alive = args.iter().any(|a| a == "--keep-alive");
 
     let body = document();
-    let addr = upstream(body.clone()).await?;
+    let addr = upstream(body.clone(), keep_alive).await?;
     let url = format!("http://{addr}/users");
     let allow = AllowList::parse("127.0.0.0/8").map_err(|e| e.to_string())?;
     let client = Client::new(allow)?;
@@ -257,6 +284,14 @@ async fn main() -> Res<()> {
     println!("backend            {backend}");
     println!("document           {} bytes", body.len());
     println!("endpoints          {endpoints}, in flight {inflight}, {seconds} s per phase");
+    println!(
+        "upstream           {}",
+        if keep_alive {
+            "keep-alive (connections reused)"
+        } else {
+            "connection: close (a new connection per fetch)"
+        }
+    );
     println!("ceiling            {ceiling:.0} fetch+parse/s ({ceiling_failed} failed)");
     println!("pipeline           {rate:.0} checks/s ({failed} failed or not clean)");
     println!("ratio              {:.2}", rate / ceiling);
