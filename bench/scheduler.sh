@@ -3,9 +3,11 @@
 #   bench/scheduler.sh postgres://postgres@127.0.0.1:5432/apidrift_sched_bench [N] [RATE] [SECONDS]
 # N endpoints (default 100000) with schedules whose period is N/RATE seconds (RATE default 280
 # checks/s, one million hourly endpoints' rate), first runs spread uniformly over one period,
-# against a loopback upstream, on ONE `serve --role worker`. Seeds endpoints and schedules with
-# SQL, runs SECONDS (default 120), then prints: runs and claims/s, the worker's CPU per claim,
-# peak RSS, and the scheduler's lag (due time -> start) p50/p99/max per 10 s window from its log.
+# against a loopback upstream, on WORKERS (default 1) `serve --role worker` processes sharing
+# the database. Seeds endpoints and schedules with SQL, runs SECONDS (default 120), then prints:
+# runs and claims/s, the workers' CPU per claim, peak RSS, and each worker's scheduler lag (due
+# time -> start) p50/p99/max per 10 s window from its log. For scaling, offer more than one
+# worker can take (e.g. RATE 1500) and compare WORKERS=1 with WORKERS=2.
 # BIN=path/to/apidrift (default target/release/apidrift, else target/debug/apidrift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,25 +59,38 @@ SELECT id, workspace_id, 'HOURLY', now() + interval '5 seconds' + (random() * $p
 FROM endpoints;
 SQL
 
-APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.0/8 APIDRIFT_WORKER__PERIOD_OVERRIDE_MS=$period_ms \
-APIDRIFT_WORKER__CONCURRENCY=${CONCURRENCY:-128} APIDRIFT_WORKER__POLL_MS=200 APIDRIFT_LOG=info \
-  "$bin" serve --role worker --no-bootstrap --database-url "$url" >"$work/out.log" 2>"$work/err.log" &
-wpid=$!
+workers=${WORKERS:-1}
+wpids=()
+for w in $(seq 1 "$workers"); do
+  APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.0/8 APIDRIFT_WORKER__PERIOD_OVERRIDE_MS=$period_ms \
+  APIDRIFT_WORKER__CONCURRENCY=${CONCURRENCY:-128} APIDRIFT_WORKER__POLL_MS=200 APIDRIFT_LOG=info \
+    "$bin" serve --role worker --no-bootstrap --database-url "$url" >"$work/out.$w.log" 2>"$work/err.$w.log" &
+  wpids+=($!)
+done
 peak=0
 start=$(date +%s)
 while (( $(date +%s) - start < seconds )); do
   sleep 5
-  rss=$(awk '/VmRSS/ {print $2}' /proc/$wpid/status)
-  (( rss > peak )) && peak=$rss
+  for wpid in "${wpids[@]}"; do
+    rss=$(awk '/VmRSS/ {print $2}' /proc/$wpid/status)
+    (( rss > peak )) && peak=$rss
+  done
 done
-ticks=$(awk '{print $14 + $15}' /proc/$wpid/stat)
+ticks=0
+for wpid in "${wpids[@]}"; do
+  ticks=$(( ticks + $(awk '{print $14 + $15}' /proc/$wpid/stat) ))
+done
 hz=$(getconf CLK_TCK)
-kill -TERM $wpid; wait $wpid || true
+for wpid in "${wpids[@]}"; do kill -TERM $wpid; done
+for wpid in "${wpids[@]}"; do wait $wpid || true; done
 runs=$(psql "$url" -tAc "SELECT coalesce(sum(runs + skipped), 0) FROM schedules")
 overdue=$(psql "$url" -tAc "SELECT count(*) FROM schedules WHERE next_run_at < now() - interval '60 seconds'")
+echo "workers: $workers; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "runs: $runs in ${seconds}s = $(python3 -c "print(round($runs/$seconds,1))") claims/s (target $rate/s; first runs capture baselines)"
-echo "worker CPU: $(python3 -c "print(round($ticks/$hz,1))") s = $(python3 -c "print(round(1000*$ticks/$hz/max($runs,1),2))") ms per claim (fetch, seal, record included)"
+echo "worker CPU (all workers): $(python3 -c "print(round($ticks/$hz,1))") s = $(python3 -c "print(round(1000*$ticks/$hz/max($runs,1),2))") ms per claim (fetch, seal, record included)"
 echo "worker peak RSS: $((peak / 1024)) MB (target <= 100 MB)"
 echo "schedules more than 60 s overdue at the end: $overdue"
-echo "lag per 10 s window (ms):"
-grep -o 'runs=[0-9]* lag_p50_ms=[0-9]* lag_p99_ms=[0-9]* lag_max_ms=[0-9]*' "$work/err.log" || true
+for w in $(seq 1 "$workers"); do
+  echo "worker $w: lag per 10 s window (ms):"
+  grep -o 'runs=[0-9]* lag_p50_ms=[0-9]* lag_p99_ms=[0-9]* lag_max_ms=[0-9]*' "$work/err.$w.log" || true
+done
