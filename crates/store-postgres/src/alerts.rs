@@ -3,6 +3,7 @@
 //! the same row, and a lease (`lease_until`) lets another worker take over the work of one that
 //! died.
 
+use crate::cached::cached;
 use crate::escape::{read_opt, read_text, store_opt, store_text};
 use crate::{Error, PgStore, Result, queries};
 use apidrift_model::{Cadence, Severity};
@@ -72,7 +73,7 @@ fn kind(text: &str) -> Result<WebhookKind, StoreError> {
 }
 
 async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
-    let rows: Vec<WebhookRow> = diesel::sql_query(
+    let rows: Vec<WebhookRow> = cached(
         "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = $1 ORDER BY created_at, id",
     )
@@ -103,7 +104,7 @@ async fn record_alerting(
     // record_check locks the endpoint row first, so alert state changes are serialised.
     let recorded = queries::record_check(c, ws, check, diff).await?;
     let endpoint = check.endpoint_id;
-    let state: Option<StateRow> = diesel::sql_query(
+    let state: Option<StateRow> = cached(
         "SELECT fingerprint, webhook_ids FROM alert_state \
          WHERE workspace_id = $1 AND endpoint_id = $2",
     )
@@ -124,7 +125,7 @@ async fn record_alerting(
     let mut queued = 0u32;
     if let Some((kind, payload)) = &plan.event {
         let payload = store_text(payload);
-        diesel::sql_query(
+        cached(
             "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -137,7 +138,7 @@ async fn record_alerting(
         .execute(c)
         .await?;
         let ids: Vec<Uuid> = plan.webhook_ids.iter().map(|_| new_id()).collect();
-        let n = diesel::sql_query(
+        let n = cached(
             "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
              next_attempt_at, created_at) \
              SELECT d, $2, $3, w, 'pending', 0, $4, $4 FROM unnest($1::uuid[], $5::uuid[]) AS t(d, w)",
@@ -152,7 +153,7 @@ async fn record_alerting(
         queued = u32::try_from(n).unwrap_or(u32::MAX);
     }
     if plan.state != state {
-        diesel::sql_query(
+        cached(
             "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint_id) DO UPDATE SET \
              fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
@@ -259,7 +260,7 @@ impl AlertStore for PgStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
         new.check_text()?;
         let mut conn = self.conn().await?;
-        diesel::sql_query(
+        cached(
             "INSERT INTO webhooks (id, workspace_id, kind, url, min_severity, sealed_secret, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
@@ -285,7 +286,7 @@ impl AlertStore for PgStore {
 
     async fn delete_webhook(&self, workspace_id: Uuid, webhook_id: Uuid) -> Result<(), StoreError> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query("DELETE FROM webhooks WHERE workspace_id = $1 AND id = $2")
+        let n = cached("DELETE FROM webhooks WHERE workspace_id = $1 AND id = $2")
             .bind::<SqlUuid, _>(workspace_id)
             .bind::<SqlUuid, _>(webhook_id)
             .execute(&mut conn)
@@ -355,7 +356,7 @@ impl AlertStore for PgStore {
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
         let mut conn = self.conn().await?;
-        let rows: Vec<DeliveryRow> = diesel::sql_query(
+        let rows: Vec<DeliveryRow> = cached(
             "WITH claimed AS ( \
                UPDATE deliveries SET lease_until = $2, lease_owner = $3 \
                WHERE id IN (SELECT id FROM deliveries WHERE state = 'pending' \
@@ -409,7 +410,7 @@ impl AlertStore for PgStore {
         let owner = owner.to_owned();
         let mut conn = self.conn().await?;
         conn.transaction::<_, Error, _>(async |c| {
-            let n = diesel::sql_query(
+            let n = cached(
                 "UPDATE deliveries SET state = $1, attempts = attempts + 1, \
                  next_attempt_at = COALESCE($2, next_attempt_at), finished_at = $3, \
                  last_error = $4, lease_until = NULL, lease_owner = NULL \
@@ -426,7 +427,7 @@ impl AlertStore for PgStore {
             if n == 0 {
                 return Ok(false);
             }
-            diesel::sql_query(
+            cached(
                 "INSERT INTO delivery_attempts (id, delivery_id, attempt, attempted_at, \
                  http_status, error, duration_ms) \
                  VALUES ($1, $2, (SELECT attempts FROM deliveries WHERE id = $2), $3, $4, $5, $6)",
@@ -447,7 +448,7 @@ impl AlertStore for PgStore {
 
     async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError> {
         let mut conn = self.conn().await?;
-        let rows: Vec<CountRow> = diesel::sql_query(
+        let rows: Vec<CountRow> = cached(
             "SELECT state, count(*) AS n FROM deliveries WHERE workspace_id = $1 GROUP BY state",
         )
         .bind::<SqlUuid, _>(workspace_id)
@@ -462,7 +463,7 @@ impl AlertStore for PgStore {
                 _ => out.failed += count(r.n),
             }
         }
-        let attempts: One = diesel::sql_query(
+        let attempts: One = cached(
             "SELECT count(*) AS n FROM delivery_attempts a JOIN deliveries d \
              ON d.id = a.delivery_id WHERE d.workspace_id = $1",
         )
@@ -479,14 +480,14 @@ impl AlertStore for PgStore {
         limit: u32,
     ) -> Result<Vec<(Uuid, Uuid, Cadence)>, StoreError> {
         let mut conn = self.conn().await?;
-        diesel::sql_query(
+        cached(
             "DELETE FROM schedules s USING endpoints e \
              WHERE e.id = s.endpoint_id AND e.schedule IS NULL",
         )
         .execute(&mut conn)
         .await
         .map_err(|e| StoreError::from(Error::Db(e)))?;
-        let rows: Vec<Unscheduled> = diesel::sql_query(
+        let rows: Vec<Unscheduled> = cached(
             "SELECT e.workspace_id, e.id, e.schedule FROM endpoints e \
              WHERE e.schedule IS NOT NULL \
              AND NOT EXISTS (SELECT 1 FROM schedules s WHERE s.endpoint_id = e.id) LIMIT $1",
@@ -509,7 +510,7 @@ impl AlertStore for PgStore {
         let workspaces: Vec<Uuid> = rows.iter().map(|r| r.workspace_id).collect();
         let freqs: Vec<String> = rows.iter().map(|r| r.cadence.to_string()).collect();
         let next: Vec<OffsetDateTime> = rows.iter().map(|r| r.next_run_at).collect();
-        let n = diesel::sql_query(
+        let n = cached(
             "INSERT INTO schedules (endpoint_id, workspace_id, frequency, next_run_at) \
              SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[]) \
              ON CONFLICT (endpoint_id) DO NOTHING",
@@ -535,7 +536,7 @@ impl AlertStore for PgStore {
         let mut conn = self.conn().await?;
         // One statement: the claim and the in-flight mark of the claimed endpoints that are not
         // paused (health `checking` until the lease ends, the health before kept to restore).
-        let rows: Vec<ScheduleRow> = diesel::sql_query(
+        let rows: Vec<ScheduleRow> = cached(
             "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
              WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
                AND (lease_until IS NULL OR lease_until < $1) \
@@ -580,7 +581,7 @@ impl AlertStore for PgStore {
         // The schedule first (the claim's lock order), then the endpoint: a run that recorded
         // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
         // before the claim.
-        let n: One = diesel::sql_query(
+        let n: One = cached(
             "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
                last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
                lease_until = NULL, lease_owner = NULL \
@@ -614,7 +615,7 @@ impl AlertStore for PgStore {
             return Ok(0);
         }
         let mut conn = self.conn().await?;
-        let n: One = diesel::sql_query(
+        let n: One = cached(
             "WITH ext AS (UPDATE schedules SET lease_until = $3 \
                WHERE lease_owner = $1 AND endpoint_id = ANY($2) AND lease_until < $3 \
                RETURNING endpoint_id), \
@@ -640,7 +641,7 @@ impl AlertStore for PgStore {
             "UPDATE schedules SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = $1",
             "UPDATE deliveries SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = $1",
         ] {
-            total += diesel::sql_query(sql)
+            total += cached(sql)
                 .bind::<Text, _>(owner)
                 .execute(&mut conn)
                 .await
@@ -655,7 +656,7 @@ impl AlertStore for PgStore {
         endpoint_id: Uuid,
     ) -> Result<Option<ScheduleInfo>, StoreError> {
         let mut conn = self.conn().await?;
-        let row: Option<InfoRow> = diesel::sql_query(
+        let row: Option<InfoRow> = cached(
             "SELECT frequency, next_run_at, last_run_at, last_outcome, runs, skipped \
              FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2",
         )

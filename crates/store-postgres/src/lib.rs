@@ -22,6 +22,7 @@
 //!   run the database on a private network or a local socket.
 
 mod alerts;
+mod cached;
 mod escape;
 mod lifecycle;
 mod ops;
@@ -33,6 +34,7 @@ mod users;
 #[cfg(feature = "testkit")]
 pub mod testdb;
 
+use crate::cached::cached;
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
@@ -267,7 +269,7 @@ impl Store for PgStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        plain!(self, |c| Ok(diesel::sql_query("SELECT 1")
+        plain!(self, |c| Ok(cached("SELECT 1")
             .execute(c)
             .await
             .map(|_| ())

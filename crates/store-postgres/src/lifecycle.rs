@@ -1,6 +1,7 @@
 //! [`LifecycleStore`] on PostgreSQL: changing and deleting endpoints, check history, deliveries,
 //! the in-flight marker of a run and the retention of check rows.
 
+use crate::cached::cached;
 use crate::escape::{read_opt, read_text};
 use crate::rows::{EndpointRow, int, micros, strings};
 use crate::schema::endpoints;
@@ -81,7 +82,7 @@ async fn update(
     .execute(c)
     .await?;
     if before.schedule != ch.schedule {
-        diesel::sql_query("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
+        cached("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
             .bind::<SqlUuid, _>(ws)
             .bind::<SqlUuid, _>(ep)
             .execute(c)
@@ -92,7 +93,7 @@ async fn update(
 
 async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
     // Lock the workspace row as creating endpoints does, so the plan count stays exact.
-    diesel::sql_query("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE")
+    cached("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE")
         .bind::<SqlUuid, _>(ws)
         .execute(c)
         .await?;
@@ -108,7 +109,7 @@ async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
         "DELETE FROM baselines WHERE workspace_id = $1 AND endpoint_id = $2",
         "DELETE FROM endpoints WHERE workspace_id = $1 AND id = $2",
     ] {
-        diesel::sql_query(sql)
+        cached(sql)
             .bind::<SqlUuid, _>(ws)
             .bind::<SqlUuid, _>(ep)
             .execute(c)
@@ -183,7 +184,7 @@ async fn list_checks(
     ep: Uuid,
     page: PageRequest,
 ) -> Result<Page<CheckHistoryRow>> {
-    let rows: Vec<HistoryRow> = diesel::sql_query(
+    let rows: Vec<HistoryRow> = cached(
         "SELECT c.id, c.endpoint_id, c.started_at, c.finished_at, c.http_status, \
          c.response_time, c.error_kind, d.id AS diff_id, \
          COALESCE(d.breaking_count, 0) AS breaking_count, \
@@ -203,7 +204,7 @@ async fn list_checks(
     let total = match queries::known_total(page, rows.len()) {
         Some(t) => t,
         None => {
-            let n: Count = diesel::sql_query(
+            let n: Count = cached(
                 "SELECT COUNT(*) AS n FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
             )
             .bind::<SqlUuid, _>(ws)
@@ -254,14 +255,13 @@ async fn list_deliveries(
     hook: Uuid,
     page: PageRequest,
 ) -> Result<Page<StoredDelivery>> {
-    let total: Count = diesel::sql_query(
-        "SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = $1 AND webhook_id = $2",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<SqlUuid, _>(hook)
-    .get_result(c)
-    .await?;
-    let rows: Vec<DeliveryRow> = diesel::sql_query(
+    let total: Count =
+        cached("SELECT COUNT(*) AS n FROM deliveries WHERE workspace_id = $1 AND webhook_id = $2")
+            .bind::<SqlUuid, _>(ws)
+            .bind::<SqlUuid, _>(hook)
+            .get_result(c)
+            .await?;
+    let rows: Vec<DeliveryRow> = cached(
         "SELECT d.id, d.webhook_id, e.kind, e.endpoint_id, e.payload, d.created_at, d.attempts, \
          d.state, a.attempted_at AS last_attempt_at, a.http_status AS last_status, \
          COALESCE(a.error, d.last_error) AS last_error \
@@ -367,7 +367,7 @@ impl LifecycleStore for PgStore {
         until: OffsetDateTime,
     ) -> std::result::Result<(), StoreError> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(
+        let n = cached(
             "UPDATE endpoints SET \
              prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
              health = 'checking', checking_until = $1, updated_at = $2 \
@@ -391,7 +391,7 @@ impl LifecycleStore for PgStore {
         now: OffsetDateTime,
     ) -> std::result::Result<u64, StoreError> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(
+        let n = cached(
             "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
              prior_health = NULL, checking_until = NULL, updated_at = $1 \
              WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < $1)",
@@ -409,7 +409,7 @@ impl LifecycleStore for PgStore {
         limit: u32,
     ) -> std::result::Result<u64, StoreError> {
         let mut conn = self.conn().await?;
-        let n = diesel::sql_query(
+        let n = cached(
             "DELETE FROM checks WHERE id IN (SELECT c.id FROM checks c \
              WHERE c.diff_id IS NULL AND c.started_at < $1 \
              AND NOT EXISTS (SELECT 1 FROM diffs d WHERE d.check_id = c.id) LIMIT $2)",

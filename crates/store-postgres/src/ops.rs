@@ -1,6 +1,7 @@
 //! [`OpsStore`] on PostgreSQL: the operator reads. Backups are made with PostgreSQL's own tools
 //! (`pg_dump`), so `backup_to` keeps the trait's refusal.
 
+use crate::cached::cached;
 use crate::rows::WorkspaceRow;
 use crate::schema::workspaces;
 use crate::{Error, PgStore};
@@ -35,7 +36,7 @@ impl OpsStore for PgStore {
     /// One statement, so both figures come from the same snapshot.
     async fn operator_gauges(&self) -> Result<OperatorGauges, StoreError> {
         let mut conn = self.conn().await?;
-        let rows: Vec<KeyCount> = diesel::sql_query(
+        let rows: Vec<KeyCount> = cached(
             "SELECT 'health:' || health AS k, count(*)::int8 AS n FROM endpoints GROUP BY health \
              UNION ALL \
              SELECT 'outbox' AS k, count(*)::int8 AS n FROM deliveries WHERE state = 'pending'",

@@ -1,6 +1,7 @@
 //! The statements of the PostgreSQL adapter over one connection. The caller
 //! ([`crate::PgStore`]) picks the transaction; every function filters on the workspace id.
 
+use crate::cached::cached;
 use crate::escape::{store_json, store_opt};
 use crate::rows::{
     BaselineRow, CheckRow, DetailTuple, EndpointRow, SummaryTuple, TokenRow, WorkspaceRow,
@@ -125,7 +126,7 @@ pub async fn consume_check_unit(
     let month = month_key(now);
     // One statement: insert the month's first unit or add one, both only below the quota. The
     // conflict update locks the usage row, so concurrent checks never pass the quota.
-    let consumed: Option<Used> = diesel::sql_query(
+    let consumed: Option<Used> = cached(
         "INSERT INTO check_usage (workspace_id, month, used) \
          SELECT $1, $2, 1 WHERE $3::int8 IS NULL OR $3::int8 > 0 \
          ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
@@ -163,7 +164,7 @@ struct QuotaRow {
 
 /// The quota and the month's usage in one read.
 pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<QuotaUsage> {
-    let row: Option<QuotaRow> = diesel::sql_query(
+    let row: Option<QuotaRow> = cached(
         "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
          WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used \
          FROM workspaces w WHERE w.id = $1",
@@ -915,7 +916,7 @@ pub async fn sealed_values(
                 #[diesel(sql_type = Nullable<diesel::sql_types::Bytea>)]
                 blob: Option<Vec<u8>>,
             }
-            diesel::sql_query(
+            cached(
                 "SELECT id, workspace_id, sealed_secret AS blob FROM webhooks \
                  WHERE id > $1 ORDER BY id LIMIT $2",
             )
@@ -988,7 +989,7 @@ pub async fn replace_sealed_value(
         SealedField::BaselineBody => swap!(c, baselines, baselines::sealed_body, ws, row, old, new),
         SealedField::CheckBody => swap!(c, checks, checks::sealed_body, ws, row, old, new),
         SealedField::WebhookSecret => {
-            diesel::sql_query(
+            cached(
                 "UPDATE webhooks SET sealed_secret = $1 \
                  WHERE id = $2 AND workspace_id = $3 AND sealed_secret = $4",
             )
@@ -1019,7 +1020,7 @@ struct RateRow {
 /// The database clock (nanoseconds since the Unix epoch) and `key`'s TAT, in one read-only
 /// statement (see `Store::rate_limit_read`).
 pub async fn rate_limit_read(c: &mut Conn, key: &str) -> Result<apidrift_store::RateLimitRow> {
-    let row: RateRow = diesel::sql_query(
+    let row: RateRow = cached(
         "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::int8 AS now_nanos, \
                 (SELECT tat FROM rate_limits WHERE key = $1) AS tat",
     )
@@ -1038,14 +1039,14 @@ pub async fn rate_limit_swap(c: &mut Conn, key: &str, old: Option<i64>, new: i64
     let written =
         match old {
             Some(old) => {
-                diesel::sql_query("UPDATE rate_limits SET tat = $3 WHERE key = $1 AND tat = $2")
+                cached("UPDATE rate_limits SET tat = $3 WHERE key = $1 AND tat = $2")
                     .bind::<Text, _>(key)
                     .bind::<Int8, _>(old)
                     .bind::<Int8, _>(new)
                     .execute(c)
                     .await?
             }
-            None => diesel::sql_query(
+            None => cached(
                 "INSERT INTO rate_limits (key, tat) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
             )
             .bind::<Text, _>(key)
@@ -1058,7 +1059,7 @@ pub async fn rate_limit_swap(c: &mut Conn, key: &str, old: Option<i64>, new: i64
 
 /// Moves `key`'s TAT back by `nanos` (unspent leased units handed back).
 pub async fn rate_limit_give_back(c: &mut Conn, key: &str, nanos: i64) -> Result<()> {
-    diesel::sql_query("UPDATE rate_limits SET tat = tat - $2 WHERE key = $1")
+    cached("UPDATE rate_limits SET tat = tat - $2 WHERE key = $1")
         .bind::<Text, _>(key)
         .bind::<Int8, _>(nanos)
         .execute(c)
