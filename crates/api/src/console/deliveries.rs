@@ -3,7 +3,8 @@
 //! `POST /v1/webhooks/{id}/test`, with the same role (admin and above) and, for the test, the same
 //! rate-limit class (`creates`). Another workspace's webhook answers 404 like an unknown id.
 
-use super::pages::{Page, check_form, chrome, error_page, form_pairs, html, parse_uuid};
+use super::form::SessionForm;
+use super::pages::{Page, check_form, chrome, error_page, html, parse_uuid};
 use super::session::Session;
 use super::views::deliveries::{DeliveryLog, DeliveryRow, TestOutcome};
 use crate::error::ApiError;
@@ -134,13 +135,9 @@ async fn send_test(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let shown = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage webhooks")?;

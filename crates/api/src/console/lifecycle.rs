@@ -4,6 +4,7 @@
 //! and pauses, admin and above delete).
 
 use super::edit_form::patch_of;
+use super::form::{FormLimit, SessionForm};
 use super::html::url_param;
 use super::pages::{
     Page, check_form, chrome, error_page, field, form_pairs, html, parse_uuid, redirect,
@@ -27,9 +28,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::get().to(confirm_delete_many),
     )
     .route("/console/endpoints/delete", web::post().to(delete_many));
-    cfg.route("/console/endpoints/{id}/edit", web::get().to(edit_form))
-        .route("/console/endpoints/{id}/edit", web::post().to(edit_submit))
-        .route("/console/endpoints/{id}/pause", web::post().to(pause))
+    cfg.service(
+        web::resource("/console/endpoints/{id}/edit")
+            // The edit form carries the request body (up to 1 MiB, form-encoded up to three
+            // bytes per byte) beside the other fields.
+            .app_data(FormLimit::Bytes(
+                3 * apidrift_model::validate::MAX_REQUEST_BODY_BYTES + 64 * 1024,
+            ))
+            .route(web::get().to(edit_form))
+            .route(web::post().to(edit_submit)),
+    );
+    cfg.route("/console/endpoints/{id}/pause", web::post().to(pause))
         .route("/console/endpoints/{id}/resume", web::post().to(resume))
         .route(
             "/console/endpoints/{id}/delete",
@@ -116,13 +125,9 @@ async fn edit_submit(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let current = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Member, "edit endpoints")?;
@@ -156,14 +161,10 @@ async fn set_paused(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
     paused: bool,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let done = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Member, "pause or resume endpoints")?;
@@ -192,18 +193,18 @@ async fn pause(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    set_paused(state, req, id, body, true).await
+    set_paused(state, req, id, form, true).await
 }
 
 async fn resume(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    set_paused(state, req, id, body, false).await
+    set_paused(state, req, id, form, false).await
 }
 
 async fn confirm_delete(
@@ -249,10 +250,10 @@ async fn delete(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
     let id = parse_uuid(&id).map(|id| vec![id]);
-    delete_confirmed(state, req, body, |_| id).await
+    delete_confirmed(state, req, form, |_| id).await
 }
 
 /// The endpoints a bulk delete names: every `id` field, in order, duplicates once. An id that
@@ -331,8 +332,8 @@ async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Pa
 
 /// `POST /console/endpoints/delete` (from the confirmation): deletes them all, then the list
 /// says how many.
-async fn delete_many(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    delete_confirmed(state, req, body, ids_of).await
+async fn delete_many(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    delete_confirmed(state, req, form, ids_of).await
 }
 
 /// A confirmed delete of one endpoint or several (`ids` reads them from the form): CSRF, the
@@ -341,14 +342,10 @@ async fn delete_many(state: web::Data<AppState>, req: HttpRequest, body: web::By
 async fn delete_confirmed(
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Bytes,
+    form: SessionForm,
     ids: impl FnOnce(&[(String, String)]) -> Result<Vec<Uuid>, ApiError>,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let done = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "delete endpoints")?;

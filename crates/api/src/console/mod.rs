@@ -11,6 +11,7 @@
 //!   checked);
 //! * [`deliveries`]: a webhook's delivery log (paged, newest first) and its **Send test** button;
 //! * [`edit_form`]: the endpoint edit form as the update body the service validates;
+//! * [`form`]: the form body of a signed-in user, read after the session check, to a limit;
 //! * [`html`]: query-string encoding.
 //!
 //! Roles apply as on the API (D4, D19): viewers read; members capture baselines, run checks,
@@ -20,6 +21,7 @@
 
 pub mod deliveries;
 pub mod edit_form;
+pub mod form;
 pub mod html;
 pub mod lifecycle;
 pub mod pages;

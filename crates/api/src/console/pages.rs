@@ -1,5 +1,6 @@
 //! The console's pages and form handlers.
 
+use super::form::{FormLimit, LOGIN_LIMIT, SessionForm};
 use super::html::url_param;
 use super::session::{self, Session};
 use super::views::{self, Chrome};
@@ -59,11 +60,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/probe", web::post().to(probe_submit))
         .service(
             web::resource("/console/import")
-                // A pasted document, form-encoded (up to 3 bytes per byte); the service then
-                // applies the import limit to the document itself.
-                .app_data(web::PayloadConfig::new(
-                    3 * apidrift_monitor::service::DEFAULT_IMPORT_MAX_BYTES,
-                ))
+                // A pasted document, form-encoded, read only for a signed-in user.
+                .app_data(FormLimit::Import)
                 .route(web::get().to(import_form))
                 .route(web::post().to(import_submit)),
         );
@@ -184,10 +182,18 @@ async fn login_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
     Ok(login_page(StatusCode::OK, None, ""))
 }
 
-async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
+async fn login(state: web::Data<AppState>, req: HttpRequest, payload: web::Payload) -> Page {
     if let Err(e) = session::check_origin(&req) {
         return Ok(login_page(StatusCode::FORBIDDEN, Some(&e.to_string()), ""));
     }
+    // The one form read without a session: small, and refused before reading when larger.
+    let body = match super::form::read_limited(&req, payload.into_inner(), LOGIN_LIMIT).await {
+        Ok(body) => body,
+        Err(e) => {
+            use actix_web::ResponseError as _;
+            return Ok(login_page(e.status_code(), Some(&e.to_string()), ""));
+        }
+    };
     let pairs = form_pairs(&body);
     let email = field(&pairs, "email").unwrap_or("").trim().to_lowercase();
     let password = field(&pairs, "password").unwrap_or("");
@@ -236,9 +242,8 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
         .finish())
 }
 
-async fn logout(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+async fn logout(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    let SessionForm { session: s, pairs } = form;
     if let Err(e) = check_form(&s, &req, &pairs) {
         return Ok(error_page(Some(&s), &e));
     }
@@ -472,11 +477,10 @@ async fn endpoint_action(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
     check: bool,
 ) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let outcome: Result<String, ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(
@@ -537,18 +541,18 @@ async fn run_check(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    endpoint_action(state, req, id, body, true).await
+    endpoint_action(state, req, id, form, true).await
 }
 
 async fn capture_baseline(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    endpoint_action(state, req, id, body, false).await
+    endpoint_action(state, req, id, form, false).await
 }
 
 async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
@@ -628,10 +632,9 @@ async fn accept_diff(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let done: Result<Uuid, ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "accept diffs")?;
@@ -694,9 +697,8 @@ async fn tokens(state: web::Data<AppState>, req: HttpRequest) -> Page {
     tokens_page(&state, &s, None).await
 }
 
-async fn create_token(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+async fn create_token(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    let SessionForm { session: s, pairs } = form;
     let made: Result<MintedToken, ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage tokens")?;
@@ -801,10 +803,9 @@ async fn revoke_token(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let done: Result<(), ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage tokens")?;
@@ -904,9 +905,8 @@ async fn webhooks_list(state: web::Data<AppState>, req: HttpRequest) -> Page {
     webhooks_page(&state, &s, HookOutcome::None).await
 }
 
-async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    let SessionForm { session: s, pairs } = form;
     if let Err(e) = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage webhooks")
@@ -951,10 +951,9 @@ async fn webhook_remove(
     state: web::Data<AppState>,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    form: SessionForm,
 ) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+    let SessionForm { session: s, pairs } = form;
     let done: Result<(), ApiError> = async {
         check_form(&s, &req, &pairs)?;
         s.require(Role::Admin, "manage webhooks")?;
@@ -1003,9 +1002,8 @@ async fn probe_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
     Ok(probe_page(&s, "", None))
 }
 
-async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
+async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    let SessionForm { session: s, pairs } = form;
     let url = field(&pairs, "url").unwrap_or("").to_owned();
     let result = async {
         check_form(&s, &req, &pairs)?;
@@ -1117,10 +1115,8 @@ async fn import_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
 
 /// The import form: "List operations" parses, "Import" creates the operations ticked (every
 /// importable one when the document was not listed yet) of the methods ticked.
-async fn import_submit(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> Page {
-    let s = session_or_return!(state, req);
-    let pairs = form_pairs(&body);
-    drop(body);
+async fn import_submit(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
+    let SessionForm { session: s, pairs } = form;
     let form = ImportForm::of(&pairs);
     let import = field(&pairs, "action") == Some("import");
     let result = async {
