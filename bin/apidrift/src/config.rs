@@ -203,6 +203,9 @@ pub struct LimitSettings {
     /// The largest `POST /api/openapi/parse` body (and document), in bytes (32 MiB;
     /// `APIDRIFT_LIMITS__IMPORT_MAX_BYTES`).
     pub import_max_bytes: usize,
+    /// How long reading an OpenAPI document for a parse or an import may take, in seconds (30;
+    /// `APIDRIFT_LIMITS__IMPORT_PARSE_SECS`).
+    pub import_parse_secs: u64,
 }
 
 impl Default for LimitSettings {
@@ -214,6 +217,7 @@ impl Default for LimitSettings {
             unauthenticated_per_minute: 60,
             window_secs: 60,
             import_max_bytes: apidrift_monitor::service::DEFAULT_IMPORT_MAX_BYTES,
+            import_parse_secs: apidrift_monitor::service::DEFAULT_IMPORT_PARSE_BUDGET.as_secs(),
         }
     }
 }
@@ -659,6 +663,10 @@ mod tests {
         let e = env(&[("APIDRIFT_LIMITS__IMPORT_MAX_BYTES", "67108864")]);
         let s = load(Some(&file), &e, &Overrides::default())?;
         assert_eq!(s.limits.import_max_bytes, 64 * 1024 * 1024);
+        assert_eq!(s.limits.import_parse_secs, 30);
+        let e = env(&[("APIDRIFT_LIMITS__IMPORT_PARSE_SECS", "5")]);
+        let s = load(Some(&file), &e, &Overrides::default())?;
+        assert_eq!(s.limits.import_parse_secs, 5);
         Ok(())
     }
 

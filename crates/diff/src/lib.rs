@@ -166,6 +166,7 @@ mod rules;
 mod shape;
 mod snapshot;
 mod volatile;
+mod yaml_guard;
 
 pub use apidrift_model::{ChangeType, DiffChange, DiffMode, Severity};
 pub use engine::{is_json_media_type, media_type};

@@ -706,6 +706,8 @@ pub(crate) fn parse_document(bytes: &[u8]) -> Result<Value, ContractError> {
     if first == Some(&b'{') {
         return serde_json::from_slice(bytes).map_err(|e| ContractError::Document(e.to_string()));
     }
+    // The YAML parser's cost grows with the flow nesting depth: bound it before it runs.
+    crate::yaml_guard::check(bytes).map_err(ContractError::Document)?;
     serde_yaml_ng::from_slice::<Value>(bytes)
         .map_err(|e| ContractError::Document(e.to_string().lines().next().unwrap_or("").to_owned()))
 }

@@ -30,9 +30,15 @@ pub(crate) struct Console {
 }
 
 pub(crate) fn start() -> Result<Console, Box<dyn Error>> {
+    start_with(&[])
+}
+
+/// [`start`] with more environment variables (they win over the defaults above).
+pub(crate) fn start_with(extra: &[(&str, &str)]) -> Result<Console, Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("console.db").display());
-    let server = Server::start(dir.path(), &url, &[], ENV)?;
+    let env: Vec<(&str, &str)> = ENV.iter().chain(extra).copied().collect();
+    let server = Server::start(dir.path(), &url, &[], &env)?;
     let out = server.output();
     let lines: Vec<&str> = out.lines().collect();
     let at = lines

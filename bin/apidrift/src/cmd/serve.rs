@@ -124,7 +124,10 @@ pub async fn serve(
     let service = Arc::new(
         db::new_service(&settings, store.clone(), keys, allow)?
             .with_sample_interval(settings.baseline.sample_interval())
-            .with_import_max_bytes(settings.limits.import_max_bytes),
+            .with_import_max_bytes(settings.limits.import_max_bytes)
+            .with_import_parse_budget(std::time::Duration::from_secs(
+                settings.limits.import_parse_secs,
+            )),
     );
     if !args.no_bootstrap
         && let Some(first) = service.bootstrap().await?
@@ -338,6 +341,11 @@ pub fn rate_limits(s: &LimitSettings) -> Result<RateLimits, CliError> {
     if s.import_max_bytes == 0 {
         return Err(CliError(
             "limits.import_max_bytes: must be at least 1 (default 33554432, 32 MiB)".into(),
+        ));
+    }
+    if s.import_parse_secs == 0 {
+        return Err(CliError(
+            "limits.import_parse_secs: must be at least 1 (default 30)".into(),
         ));
     }
     let quota = |name: &str, count: u32| {

@@ -6,7 +6,9 @@
 //!
 //! Order of checks: session (401) → CSRF (403) → the body's size (413, read up to the import
 //! limit, never more) and fields (400) → role (member or above to import, any role to parse)
-//! (403) → the `creates` budget (429, import only) → the document (400) → the workspace's plan
+//! (403) → the `creates` budget for an import, the `checks` budget for a listing (429) → the
+//! document (400: not OpenAPI, YAML nested deeper than 64 flow levels, or not read within the
+//! `[limits] import_parse_secs` budget) → the workspace's plan
 //! (402) and each entry on its own (D6 reasons in `skipped`). The body and the document are
 //! parsed on the blocking pool: the HTTP workers keep answering meanwhile.
 
@@ -54,6 +56,9 @@ pub(crate) async fn run(
     if request.import() {
         session.require(Role::Member, "create endpoints")?;
         take_budget(state, req, session.workspace_id(), Class::Creates).await?;
+    } else {
+        // Reading a document costs CPU like a check does: a listing spends the checks budget.
+        take_budget(state, req, session.workspace_id(), Class::Checks).await?;
     }
     let result = state
         .service
@@ -74,13 +79,13 @@ pub(crate) async fn run(
     responses(
         (status = 200, description = "The operations as candidate endpoints (and, on import, nothing created)", body = ParseResult),
         (status = 201, description = "Imported: at least one endpoint was created (see import.created, import.skipped)", body = ParseResult),
-        (status = 400, description = "Not an OpenAPI 3.0/3.1 document (JSON or YAML), a malformed body, or `methods`/`operations` naming something unknown", body = ErrorBody),
+        (status = 400, description = "Not an OpenAPI 3.0/3.1 document (JSON or YAML), YAML nested deeper than 64 levels of flow collections, a document not read within the time budget (30 s unless `[limits] import_parse_secs` says otherwise), a malformed body, or `methods`/`operations` naming something unknown", body = ErrorBody),
         (status = 401, description = "No active console session", body = ErrorBody),
         (status = 402, description = "Import: the workspace plan's endpoint limit is already reached", body = ErrorBody),
         (status = 403, description = "Cross-origin request, missing X-CSRF-Token, or a viewer importing", body = ErrorBody),
         (status = 413, description = "Body larger than the import limit (32 MiB unless `[limits] import_max_bytes` says otherwise); the error names the limit and the setting", body = ErrorBody),
         (status = 415, description = "Content-Type is not application/json", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded (creates class)", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (creates class for an import, checks class for a listing)", body = ErrorBody),
     )
 )]
 #[post("/api/openapi/parse")]

@@ -43,6 +43,8 @@ pub struct Service {
     pub(super) touched: Mutex<HashMap<Uuid, Instant>>,
     /// The largest OpenAPI import request body (and document), in bytes.
     pub(super) import_max_bytes: usize,
+    /// How long reading an OpenAPI document (parse and operation list) may take.
+    pub(super) import_parse_budget: std::time::Duration,
 }
 
 impl std::fmt::Debug for Service {
@@ -92,6 +94,7 @@ impl Service {
             clock: Arc::new(SystemClock),
             touched: Mutex::new(HashMap::new()),
             import_max_bytes: super::openapi::DEFAULT_IMPORT_MAX_BYTES,
+            import_parse_budget: super::openapi::DEFAULT_IMPORT_PARSE_BUDGET,
         }
     }
 

@@ -54,7 +54,8 @@ pub use lifecycle::{
     CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,
 };
 pub use openapi::{
-    Candidate, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult,
+    Candidate, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_METHODS, DEFAULT_IMPORT_PARSE_BUDGET,
+    ParseRequest, ParseResult,
 };
 pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};

@@ -41,6 +41,11 @@ use uuid::Uuid;
 pub const DEFAULT_IMPORT_MAX_BYTES: usize = 32 * 1024 * 1024;
 
 /// The methods imported when the request does not name any.
+/// How long reading an OpenAPI document (its parse and the list of its operations) may take
+/// unless `[limits] import_parse_secs` says otherwise: past it the request answers 400 naming
+/// the budget, and the work still running stops at its next step.
+pub const DEFAULT_IMPORT_PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub const DEFAULT_IMPORT_METHODS: [&str; 2] = ["GET", "HEAD"];
 
 /// The methods an endpoint may have (D6).
@@ -227,6 +232,40 @@ async fn off_workers<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ServiceError::Internal(format!("OpenAPI import task failed: {e}")))?
+}
+
+/// Raised when the reading of a document must stop: the step that notices gives up. A drop
+/// raises it, so when the awaiting side lets go (it answered, the budget ran out, or the
+/// client went away and the request's future was dropped) the worker stops at its next step;
+/// the worker's own drop comes after its work, when raising changes nothing.
+#[derive(Clone, Default)]
+struct StopFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl StopFlag {
+    /// `Err` once the flag is raised (the answer is no longer awaited, its text unused).
+    fn check(&self) -> Result<(), ServiceError> {
+        if self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(ServiceError::Invalid(
+                "document: reading it was stopped".into(),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Drop for StopFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The answer when reading a document took longer than the budget.
+fn over_budget(budget: std::time::Duration) -> ServiceError {
+    ServiceError::Invalid(format!(
+        "document: reading it took longer than the {} s budget for an import; import a smaller document (or fewer operations), or raise `[limits] import_parse_secs` (APIDRIFT_LIMITS__IMPORT_PARSE_SECS)",
+        budget.as_secs()
+    ))
 }
 
 /// Percent-encodes a path parameter's example value.
@@ -513,6 +552,12 @@ impl Service {
         self
     }
 
+    /// Sets how long reading a document may take (`[limits] import_parse_secs`).
+    pub fn with_import_parse_budget(mut self, budget: std::time::Duration) -> Service {
+        self.import_parse_budget = budget;
+        self
+    }
+
     /// [`ParseRequest::from_json`] on the blocking pool, with this service's size limit.
     pub async fn read_parse_request(
         &self,
@@ -538,13 +583,21 @@ impl Service {
         } = request;
         let allow = Arc::clone(&self.allow);
         let methods_for_list = methods.clone();
-        let parsed = off_workers(move || {
+        // Reading the document is bounded: the YAML guard keeps the parse linear in the
+        // document's size, and the budget bounds the whole step. Past the budget, or when the
+        // caller went away (this future dropped), the blocking work stops at its next step.
+        let stop = StopFlag::default();
+        let seen = stop.clone();
+        let budget = self.import_parse_budget;
+        let work = off_workers(move || {
             let doc = match document {
                 Document::Text(text) => OpenApiDocument::parse(text.as_bytes()),
                 Document::Object(value) => OpenApiDocument::from_value(value),
             }
             .map_err(|e| ServiceError::Invalid(format!("document: {e}")))?;
+            seen.check()?;
             let operations = candidates(&doc, &allow, methods_for_list.as_deref());
+            seen.check()?;
             let selected = selection(&operations, wanted.as_deref())?;
             let openapi = doc.version().to_owned();
             // Without an import the document is dropped here, off the HTTP workers.
@@ -554,8 +607,11 @@ impl Service {
                 operations,
                 selected,
             })
-        })
-        .await?;
+        });
+        let parsed = match tokio::time::timeout(budget, work).await {
+            Ok(parsed) => parsed?,
+            Err(_) => return Err(over_budget(budget)),
+        };
         let Parsed {
             doc,
             openapi,
