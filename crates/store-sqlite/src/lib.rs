@@ -56,6 +56,7 @@ use diesel_async::pooled_connection::deadpool::Pool;
 use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use std::path::Path;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -140,6 +141,59 @@ fn parse_target(url: &str) -> Result<Target, StoreError> {
         return Err(StoreError::InvalidUrl("the SQLite path is empty".into()));
     }
     Ok(Target::File(path.to_owned()))
+}
+
+/// Creates the database file, when it does not exist yet, readable and writable by its owner
+/// only (0600, whatever the umask): it holds token and password hashes and sealed values.
+/// SQLite then gives its `-wal` and `-shm` files the database's mode. A file that cannot be
+/// created here is left to SQLite's own open, which reports why.
+fn create_private(path: &Path) {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    if options.open(path).is_ok() {
+        // The umask may have taken bits off 0600 too; set it exactly.
+        let _ = restrict_mode(path);
+    }
+}
+
+#[cfg(unix)]
+fn restrict_mode(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+#[cfg(not(unix))]
+fn restrict_mode(_path: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// A warning when the database at `url_or_path` (a file) can be read or written by users other
+/// than its owner, naming the command that fixes it; `None` otherwise (and for a memory
+/// database, or a file that does not exist).
+pub fn loose_permissions(url_or_path: &str) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let Ok(Target::File(path)) = parse_target(url_or_path) else {
+            return None;
+        };
+        let mode = std::fs::metadata(&path).ok()?.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "the SQLite database {path} can be read by other users (mode {mode:o}); it holds token and password hashes and sealed secrets: run chmod 600 {path} (and on its -wal and -shm files)"
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = url_or_path;
+        None
+    }
 }
 
 fn setup_connection(path: &str) -> std::result::Result<SqliteConnection, diesel::ConnectionError> {
@@ -230,6 +284,9 @@ impl SqliteStore {
         options: ConnectOptions,
     ) -> Result<Self, StoreError> {
         let target = parse_target(url_or_path)?;
+        if let Target::File(path) = &target {
+            create_private(Path::new(path));
+        }
         let (path, size) = match &target {
             Target::Memory => (":memory:".to_owned(), 1),
             Target::File(p) => (

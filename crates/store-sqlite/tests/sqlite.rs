@@ -62,6 +62,41 @@ async fn migrations_run_up_from_empty() -> TestResult {
     Ok(())
 }
 
+/// A new database and its `-wal` and `-shm` files are created 0600 whatever the umask (the
+/// test process runs with the usual 022, which would leave them world-readable); an existing
+/// database that others can read is named, with the command that fixes it.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_files_are_private() -> TestResult {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("private.db");
+    let url = format!("sqlite://{}", path.display());
+    let store = SqliteStore::connect(&url).await?;
+    testkit::workspace(&store, "modes", None, None).await?;
+    let mode = |name: &str| -> std::io::Result<u32> {
+        Ok(std::fs::metadata(dir.path().join(name))?
+            .permissions()
+            .mode()
+            & 0o777)
+    };
+    for name in ["private.db", "private.db-wal", "private.db-shm"] {
+        assert_eq!(mode(name)?, 0o600, "{name}");
+    }
+    assert_eq!(apidrift_store_sqlite::loose_permissions(&url), None);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+    let warning = apidrift_store_sqlite::loose_permissions(&url).unwrap_or_default();
+    assert!(
+        warning.contains(&format!("chmod 600 {}", path.display())) && warning.contains("644"),
+        "{warning}"
+    );
+    assert_eq!(
+        apidrift_store_sqlite::loose_permissions("sqlite::memory:"),
+        None
+    );
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_url_uses_one_database() -> TestResult {
     let store = SqliteStore::connect("sqlite::memory:").await?;

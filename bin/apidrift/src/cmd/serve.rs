@@ -115,6 +115,9 @@ pub async fn serve(
     startup: &mut impl Startup,
 ) -> Result<ExitCode, CliError> {
     let store = db::open(&settings, !args.no_migrate).await?;
+    if let Some(warning) = apidrift_store_sqlite::loose_permissions(settings.database_url.trim()) {
+        tracing::warn!("{warning}");
+    }
     let keys = if args.no_bootstrap {
         settings.key_ring()?
     } else {
