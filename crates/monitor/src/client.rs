@@ -11,11 +11,14 @@
 //! Keep-alive ([`KeepAlive`], on by default): a GET or HEAD may reuse an idle connection only
 //! when its pool key matches — scheme, host as written in the URL (for https, the TLS server
 //! name the connection was verified for) and port — and the address it is connected to is one
-//! of the addresses this request has just checked. The lookup and the judgement happen on every
-//! request, reused connection or not, so an answer that changed or is now refused is never
-//! served by an older connection. A connection goes back to the pool only after its response
-//! was read completely within the caps, from an HTTP/1.1 response without `Connection: close`;
-//! any failure drops it. A request that fails on a reused connection before any response arrives
+//! of the addresses this request has just checked. The lookup
+//! and the judgement happen on every request, reused connection or not, so an answer that
+//! changed or is now refused is never served by an older connection. A connection goes back to
+//! the pool only after its response was read completely within the caps, from an HTTP/1.1
+//! response without `Connection: close`, and only while no byte is waiting on it: a byte that
+//! arrives on an idle connection (read by hyper or still in the socket, which is peeked right
+//! before reuse) means the upstream sent something nobody asked for, and the connection is
+//! closed instead of reused. Any failure drops a connection. A request that fails on a reused connection before any response arrives
 //! (the upstream closed it while idle) is sent once more on a fresh connection. Other methods
 //! always dial a fresh connection and close it. Idle connections expire after
 //! [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and [`MAX_IDLE_TOTAL`] in all are kept.
@@ -35,8 +38,10 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -465,6 +470,7 @@ impl Client {
         if let Some(key) = &key
             && let Some(mut conn) = self.inner.pool.checkout(key, &addrs)
         {
+            conn.wire.set_idle(false);
             let request = build_request(req, url, method, body)?;
             match timeout_at(deadline, conn.sender.send_request(request)).await {
                 Err(_) => return Err(timeout("waiting for the response headers")),
@@ -537,7 +543,9 @@ impl Client {
         builder
             .max_buf_size(limits.max_head_bytes.max(8192))
             .max_headers(limits.max_headers);
-        let (sender, conn) = timeout_at(deadline, builder.handshake(TokioIo::new(stream)))
+        let wire = Arc::new(Wire::new(stream));
+        let io = TokioIo::new(WireIo(wire.clone()));
+        let (sender, conn) = timeout_at(deadline, builder.handshake(io))
             .await
             .map_err(|_| timeout("during the HTTP handshake"))?
             .map_err(|e| classify_hyper(&e, false))?;
@@ -548,6 +556,7 @@ impl Client {
             sender,
             _driver: driver,
             peer,
+            wire,
         })
     }
 
@@ -613,10 +622,24 @@ impl Client {
     }
 
     /// Puts a connection whose exchange completed back into the pool once hyper is ready to
-    /// send on it again; one that closed or is not ready within [`READY_WAIT`] is dropped.
+    /// send on it again; one that closed or is not ready within [`READY_WAIT`] is dropped, and
+    /// so is one on which any byte arrived after the response.
+    ///
+    /// hyper signals readiness only after its driver found its read buffer empty with the
+    /// response done (bytes read along with the response make it fail the connection instead).
+    /// From then on the connection is idle: a byte the driver reads marks it stray, and a byte
+    /// still in the socket is seen by a peek, here and again right before reuse.
     async fn release(&self, key: PoolKey, mut conn: Conn, deadline: Instant) {
         let limit = deadline.min(Instant::now() + READY_WAIT);
         if let Ok(Ok(())) = timeout_at(limit, conn.sender.ready()).await {
+            conn.wire.set_idle(true);
+            if conn.wire.disturbed() {
+                tracing::debug!(
+                    peer = %conn.peer,
+                    "bytes arrived after the response: the connection is closed, not kept"
+                );
+                return;
+            }
             self.inner.pool.put(key, conn);
         }
     }
@@ -730,11 +753,13 @@ struct Head {
 }
 
 /// One HTTP/1.1 connection: its request sender, the task driving it (aborted when dropped, so a
-/// connection is never left behind) and the checked address it was dialled at.
+/// connection is never left behind), the checked address it was dialled at and its stream's
+/// watch.
 struct Conn {
     sender: SendRequest<Full<Bytes>>,
     _driver: AbortOnDrop,
     peer: SocketAddr,
+    wire: Arc<Wire>,
 }
 
 /// Where an idle connection may be reused: the same scheme, host and port. For https the host
@@ -771,9 +796,11 @@ struct Idle {
 }
 
 impl Idle {
-    /// Young enough and still open.
+    /// Young enough, still open, and nothing was read from it since it went idle.
     fn usable(&self, now: Instant, idle_timeout: Duration) -> bool {
-        now.saturating_duration_since(self.since) < idle_timeout && !self.conn.sender.is_closed()
+        now.saturating_duration_since(self.since) < idle_timeout
+            && !self.conn.sender.is_closed()
+            && !self.conn.wire.stray()
     }
 }
 
@@ -800,12 +827,19 @@ impl Pool {
 
     /// Takes the most recently idle connection of `key` whose peer is one of `addrs` (the
     /// addresses the request has just checked) and that is ready for a request. Expired and
-    /// closed connections of the key are dropped on the way.
+    /// closed connections of the key, and those on which any byte arrived while idle (peeked
+    /// now, without reading), are dropped on the way.
     fn checkout(&self, key: &PoolKey, addrs: &[IpAddr]) -> Option<Conn> {
         let now = Instant::now();
         let mut idle = self.lock();
         let list = idle.get_mut(key)?;
-        list.retain(|i| i.usable(now, self.config.idle_timeout));
+        list.retain(|i| {
+            let keep = i.usable(now, self.config.idle_timeout) && !i.conn.wire.disturbed();
+            if !keep {
+                tracing::debug!(peer = %i.conn.peer, "an idle connection is closed, not reused");
+            }
+            keep
+        });
         let found = list.iter().rposition(|i| {
             i.conn.peer.port() == key.port
                 && addrs.contains(&i.conn.peer.ip())
@@ -945,6 +979,101 @@ impl AsyncWrite for Stream {
             Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
+    }
+}
+
+/// A connection's stream as hyper reads and writes it, watched for bytes that arrive while the
+/// connection is idle (between a completed response and the next request).
+struct Wire {
+    stream: Mutex<Stream>,
+    /// Set while the connection is in the pool.
+    idle: AtomicBool,
+    /// Set when a byte was read while idle; such a connection is never reused.
+    stray: AtomicBool,
+}
+
+impl Wire {
+    fn new(stream: Stream) -> Wire {
+        Wire {
+            stream: Mutex::new(stream),
+            idle: AtomicBool::new(false),
+            stray: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Stream> {
+        // The guard is only held for one non-blocking read, write or peek; a panic during one
+        // leaves a stream that at worst fails, and a failed stream is never pooled.
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_idle(&self, idle: bool) {
+        self.idle.store(idle, Ordering::SeqCst);
+    }
+
+    /// Whether a byte was read while the connection was idle.
+    fn stray(&self) -> bool {
+        self.stray.load(Ordering::SeqCst)
+    }
+
+    /// Whether anything arrived since the connection went idle: a byte read, or a byte, an end
+    /// of stream or an error waiting in the socket (peeked, not read: the socket is
+    /// non-blocking, so nothing waiting reads as `WouldBlock`). For https the TCP stream is
+    /// peeked, so any TLS record counts — including a close_notify, which ends reuse anyway.
+    fn disturbed(&self) -> bool {
+        if self.stray() {
+            return true;
+        }
+        let stream = self.lock();
+        let tcp = match &*stream {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        };
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        !matches!(
+            socket2::SockRef::from(tcp).peek(&mut byte),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+        )
+    }
+}
+
+/// The IO hyper drives: the shared [`Wire`], recording a byte read while the connection is idle.
+struct WireIo(Arc<Wire>);
+
+impl AsyncRead for WireIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let wire = &self.0;
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut *wire.lock()).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(())))
+            && buf.filled().len() > before
+            && wire.idle.load(Ordering::SeqCst)
+        {
+            wire.stray.store(true, Ordering::SeqCst);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for WireIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut *self.0.lock()).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0.lock()).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0.lock()).poll_shutdown(cx)
     }
 }
 
@@ -2143,6 +2272,134 @@ mod keep_alive {
         }
         assert_eq!(up.accepted(), 2);
         assert_eq!(client.inner.pool.idle_count(), 2);
+        Ok(())
+    }
+
+    // --------------------------------------------------------- planted responses
+
+    const REAL: &str = "{\"v\":\"real\"}";
+    const FORGED: &str = "{\"v\":\"FORGED\"}";
+
+    /// A 200 with a chunked body ending in a trailer.
+    fn chunked_with_trailers(body: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\
+             trailer: x-sum\r\n\r\n{:x}\r\n{body}\r\n0\r\nx-sum: 1\r\n\r\n",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    fn real_answer(chunked: bool) -> Vec<u8> {
+        if chunked {
+            chunked_with_trailers(REAL)
+        } else {
+            ok(REAL)
+        }
+    }
+
+    /// A blocking upstream on a thread of its own: answers each request with [`REAL`], then
+    /// waits for the test's word, writes a [`FORGED`] response in a separate write and says
+    /// when it is written. So the planted bytes are on the idle connection, unread, before the
+    /// next request starts.
+    struct Planter {
+        addr: SocketAddr,
+        accepted: Arc<AtomicUsize>,
+        plant: Option<std::sync::mpsc::Sender<()>>,
+        planted: std::sync::mpsc::Receiver<()>,
+    }
+
+    impl Planter {
+        fn start(chunked: bool) -> io::Result<Planter> {
+            use std::io::{Read, Write};
+            let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+            let addr = listener.local_addr()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let counter = accepted.clone();
+            let (plant, plant_rx) = std::sync::mpsc::channel::<()>();
+            let (planted_tx, planted) = std::sync::mpsc::channel::<()>();
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(mut s) = stream else { return };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    'requests: loop {
+                        let end = loop {
+                            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break end + 4;
+                            }
+                            match s.read(&mut chunk) {
+                                Ok(0) | Err(_) => break 'requests,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        buf.drain(..end);
+                        if s.write_all(&real_answer(chunked)).is_err() {
+                            break;
+                        }
+                        // The test dropped its sender: it is over.
+                        if plant_rx.recv().is_err() {
+                            return;
+                        }
+                        let _ = s.write_all(ok(FORGED).as_slice());
+                        if planted_tx.send(()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+            Ok(Planter {
+                addr,
+                accepted,
+                plant: Some(plant),
+                planted,
+            })
+        }
+
+        /// Plants a response on the connection that carried the last answer; returns once it
+        /// is written.
+        fn plant(&self) -> Result<(), Box<dyn std::error::Error>> {
+            self.plant.as_ref().ok_or("no upstream")?.send(())?;
+            self.planted.recv_timeout(Duration::from_secs(5))?;
+            Ok(())
+        }
+    }
+
+    impl Drop for Planter {
+        fn drop(&mut self) {
+            // Ends the thread: its next recv fails, and a connection wakes a blocked accept.
+            self.plant = None;
+            let _ = std::net::TcpStream::connect(self.addr);
+        }
+    }
+
+    /// A connection on which bytes arrived after its response is never reused: the request
+    /// dials afresh and reads its own answer.
+    #[tokio::test]
+    async fn a_planted_response_that_arrived_is_never_read() -> TestResult {
+        let mut failed = Vec::new();
+        for chunked in [false, true] {
+            let planter = Planter::start(chunked)?;
+            let client = client()?;
+            let url = format!("http://{}/", planter.addr);
+            let mut forged = 0;
+            for _ in 0..200 {
+                match client.fetch(&get(&url)?).await {
+                    Ok(resp) if resp.body == REAL.as_bytes() => {}
+                    _ => forged += 1,
+                }
+                planter.plant()?;
+            }
+            // Every request found its connection planted on and dialled a fresh one.
+            let dialled = planter.accepted.load(Ordering::SeqCst);
+            if forged > 0 || dialled != 200 {
+                failed.push(format!(
+                    "chunked {chunked}: {forged} of 200 forged, {dialled} connections"
+                ));
+            }
+        }
+        assert!(failed.is_empty(), "{failed:?}");
         Ok(())
     }
 }
