@@ -9,9 +9,10 @@
 //! and decoded into a buffer capped at 10 MiB after decompression.
 //!
 //! Keep-alive ([`KeepAlive`], on by default): a GET or HEAD may reuse an idle connection only
-//! when its pool key matches — scheme, host as written in the URL (for https, the TLS server
-//! name the connection was verified for) and port — and the address it is connected to is one
-//! of the addresses this request has just checked. The lookup
+//! when its pool key matches — the workspace the request is made for ([`FetchRequest::workspace`];
+//! requests made for no workspace share only among themselves), scheme, host as written in the
+//! URL (for https, the TLS server name the connection was verified for) and port — and the
+//! address it is connected to is one of the addresses this request has just checked. The lookup
 //! and the judgement happen on every request, reused connection or not, so an answer that
 //! changed or is now refused is never served by an older connection. A connection goes back to
 //! the pool only after its response was read completely within the caps, from an HTTP/1.1
@@ -49,6 +50,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout_at};
 use url::{Host, Url};
+use uuid::Uuid;
 
 /// Largest body kept, after decompression (D8).
 pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
@@ -150,10 +152,15 @@ pub struct FetchRequest {
     pub timeout: Duration,
     /// Follow up to [`Limits::max_redirects`] redirects (D14); off by default.
     pub follow_redirects: bool,
+    /// The workspace the request is made for. Idle connections are shared only between
+    /// requests of the same workspace, so bytes one workspace's upstream leaves on a connection
+    /// never reach another workspace's request; `None` (webhook deliveries, the CLI) shares only
+    /// with other requests made for no workspace.
+    pub workspace: Option<Uuid>,
 }
 
 impl FetchRequest {
-    /// A plain GET with no credential, the default 10 s timeout and no redirects.
+    /// A plain GET with no credential, the default 10 s timeout, no redirects and no workspace.
     pub fn get(url: Url) -> FetchRequest {
         FetchRequest {
             url,
@@ -164,6 +171,7 @@ impl FetchRequest {
             content_type: None,
             timeout: Duration::from_millis(u64::from(apidrift_model::validate::DEFAULT_TIMEOUT_MS)),
             follow_redirects: false,
+            workspace: None,
         }
     }
 
@@ -466,7 +474,7 @@ impl Client {
         // Every request judges its own addresses, reused connection or not.
         let addrs = self.checked_addresses(url, deadline).await?;
         let port = url.port_or_known_default().unwrap_or(80);
-        let key = self.pool_key(url, method, port);
+        let key = self.pool_key(req.workspace, url, method, port);
         if let Some(key) = &key
             && let Some(mut conn) = self.inner.pool.checkout(key, &addrs)
         {
@@ -506,12 +514,18 @@ impl Client {
 
     /// The pool key of a request that may reuse a connection and return it: GET and HEAD with
     /// keep-alive on. `None` means dial fresh and close.
-    fn pool_key(&self, url: &Url, method: HttpMethod, port: u16) -> Option<PoolKey> {
+    fn pool_key(
+        &self,
+        workspace: Option<Uuid>,
+        url: &Url,
+        method: HttpMethod,
+        port: u16,
+    ) -> Option<PoolKey> {
         if !self.inner.pool.config.enabled || !matches!(method, HttpMethod::Get | HttpMethod::Head)
         {
             return None;
         }
-        PoolKey::of(url, port)
+        PoolKey::of(workspace, url, port)
     }
 
     /// Dials the checked addresses, then TLS for https and the HTTP/1.1 handshake.
@@ -762,17 +776,20 @@ struct Conn {
     wire: Arc<Wire>,
 }
 
-/// Where an idle connection may be reused: the same scheme, host and port. For https the host
-/// is the TLS server name the connection was verified for, so it never serves another name.
+/// Where an idle connection may be reused: the same workspace, scheme, host and port. For https
+/// the host is the TLS server name the connection was verified for, so it never serves another
+/// name. The workspace keeps each tenant's connections apart: whatever one workspace's upstream
+/// leaves on a connection can only ever be read by that workspace's requests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PoolKey {
+    workspace: Option<Uuid>,
     https: bool,
     host: String,
     port: u16,
 }
 
 impl PoolKey {
-    fn of(url: &Url, port: u16) -> Option<PoolKey> {
+    fn of(workspace: Option<Uuid>, url: &Url, port: u16) -> Option<PoolKey> {
         let https = url.scheme() == "https";
         let host = url.host_str()?;
         // `server_name` sends a domain without its trailing dot.
@@ -782,6 +799,7 @@ impl PoolKey {
             host
         };
         Some(PoolKey {
+            workspace,
             https,
             host: host.to_ascii_lowercase(),
             port,
@@ -2298,6 +2316,80 @@ mod keep_alive {
         }
     }
 
+    /// The request of one workspace.
+    fn of(workspace: Uuid, mut req: FetchRequest) -> FetchRequest {
+        req.workspace = Some(workspace);
+        req
+    }
+
+    impl Upstream {
+        /// Answers every request with [`REAL`] (chunked with trailers, or with a length); the
+        /// answers to `/a` are followed, `after` later and in a separate write, by a second
+        /// complete response with [`FORGED`] that nobody asked for.
+        async fn planting(after: Duration, chunked: bool) -> io::Result<Upstream> {
+            let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+            let addr = listener.local_addr()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let counter = accepted.clone();
+            let task = tokio::spawn(async move {
+                while let Ok((mut s, _)) = listener.accept().await {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        while let Ok(head) = read_request(&mut s).await {
+                            let answer = real_answer(chunked);
+                            if s.write_all(&answer).await.is_err() || s.flush().await.is_err() {
+                                return;
+                            }
+                            if head.starts_with("get /a ") {
+                                if !after.is_zero() {
+                                    tokio::time::sleep(after).await;
+                                }
+                                if s.write_all(&ok(FORGED)).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            Ok(Upstream {
+                addr,
+                accepted,
+                task,
+            })
+        }
+    }
+
+    /// Workspace A's upstream plants a response after each answer to A; workspace B's request
+    /// to the same address right after A's reads the real answer, every time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_planted_response_never_reaches_another_workspace() -> TestResult {
+        let (a, b) = (Uuid::from_u128(0xa), Uuid::from_u128(0xb));
+        let mut failed = Vec::new();
+        for chunked in [false, true] {
+            for after_ms in [0, 2] {
+                let up = Upstream::planting(Duration::from_millis(after_ms), chunked).await?;
+                let client = client()?;
+                let mut forged = 0;
+                for _ in 0..200 {
+                    // A's own answers may be planted on: that is A's upstream answering A.
+                    let _ = client.fetch(&of(a, get(&up.url("/a"))?)).await;
+                    let resp = client.fetch(&of(b, get(&up.url("/b"))?)).await?;
+                    if resp.body != REAL.as_bytes() {
+                        forged += 1;
+                    }
+                }
+                if forged > 0 {
+                    failed.push(format!(
+                        "chunked {chunked}, planted {after_ms} ms after: {forged} of 200 forged"
+                    ));
+                }
+            }
+        }
+        assert!(failed.is_empty(), "{failed:?}");
+        Ok(())
+    }
+
     /// A blocking upstream on a thread of its own: answers each request with [`REAL`], then
     /// waits for the test's word, writes a [`FORGED`] response in a separate write and says
     /// when it is written. So the planted bytes are on the idle connection, unread, before the
@@ -2374,10 +2466,11 @@ mod keep_alive {
         }
     }
 
-    /// A connection on which bytes arrived after its response is never reused: the request
-    /// dials afresh and reads its own answer.
+    /// Within one workspace too, a connection on which bytes arrived after its response is
+    /// never reused: the request dials afresh and reads its own answer.
     #[tokio::test]
     async fn a_planted_response_that_arrived_is_never_read() -> TestResult {
+        let ws = Uuid::from_u128(0xa);
         let mut failed = Vec::new();
         for chunked in [false, true] {
             let planter = Planter::start(chunked)?;
@@ -2385,7 +2478,7 @@ mod keep_alive {
             let url = format!("http://{}/", planter.addr);
             let mut forged = 0;
             for _ in 0..200 {
-                match client.fetch(&get(&url)?).await {
+                match client.fetch(&of(ws, get(&url)?)).await {
                     Ok(resp) if resp.body == REAL.as_bytes() => {}
                     _ => forged += 1,
                 }
