@@ -537,7 +537,8 @@ impl Client {
         deadline: Instant,
     ) -> Result<Conn, FetchError> {
         let limits = self.inner.limits;
-        let (tcp, peer) = self.connect(addrs, port, deadline).await?;
+        let host = url.host_str().unwrap_or_default();
+        let (tcp, peer) = self.connect(host, addrs, port, deadline).await?;
         let stream = if url.scheme() == "https" {
             let name = server_name(url)?;
             let tls = timeout_at(deadline, self.inner.tls.connect(name, tcp))
@@ -701,13 +702,7 @@ impl Client {
                     let canonical = ip.to_canonical();
                     let ip = net::check_ip(canonical, allow)
                         .map(|()| canonical)
-                        .map_err(|e| match e {
-                            UrlError::Blocked(why) => FetchError::new(
-                                FetchErrorKind::SsrfBlocked,
-                                format!("{name} resolves to a refused address: {why}"),
-                            ),
-                            other => policy_error(other),
-                        })?;
+                        .map_err(|e| refused_answer(name, canonical, e))?;
                     if !out.contains(&ip) {
                         out.push(ip);
                     }
@@ -722,9 +717,12 @@ impl Client {
     }
 
     /// Dials the checked addresses in order until one answers; returns the stream and the
-    /// address it was dialled at.
+    /// address it was dialled at. A failure names `host` as the URL gives it (a name, or the
+    /// literal address the user wrote), never the address a name resolved to, which goes to the
+    /// debug log.
     async fn connect(
         &self,
+        host: &str,
         addrs: &[IpAddr],
         port: u16,
         deadline: Instant,
@@ -736,17 +734,20 @@ impl Client {
             match timeout_at(limit, self.inner.dialer.dial(addr)).await {
                 Ok(Ok(stream)) => return Ok((stream, addr)),
                 Ok(Err(e)) => {
+                    tracing::debug!(host, address = %addr, error = %e, "connecting failed");
                     let kind = match e.kind() {
                         io::ErrorKind::ConnectionRefused => FetchErrorKind::ConnectRefused,
                         io::ErrorKind::TimedOut => FetchErrorKind::ConnectTimeout,
                         _ => FetchErrorKind::ConnectFailed,
                     };
-                    last = FetchError::new(kind, format!("connecting to {addr} failed: {e}"));
+                    last =
+                        FetchError::new(kind, format!("connecting to {host}:{port} failed: {e}"));
                 }
                 Err(_) => {
+                    tracing::debug!(host, address = %addr, "connecting took too long");
                     last = FetchError::new(
                         FetchErrorKind::ConnectTimeout,
-                        format!("connecting to {addr} took too long"),
+                        format!("connecting to {host}:{port} took too long"),
                     );
                 }
             }
@@ -1093,6 +1094,26 @@ impl AsyncWrite for WireIo {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut *self.0.lock()).poll_shutdown(cx)
     }
+}
+
+/// The refusal of a name because an address it resolves to is refused. The message names the
+/// host and the rule with the way to allow a range, never the address: it is shown to whoever
+/// reads the check, the send-test answer or the delivery log, and would map internal names to
+/// internal addresses. The operator finds the address in the debug log.
+fn refused_answer(name: &str, address: IpAddr, e: UrlError) -> FetchError {
+    let UrlError::Blocked(why) = &e else {
+        return policy_error(e);
+    };
+    tracing::debug!(
+        host = %name,
+        %address,
+        %why,
+        "a resolved address is refused by the outbound policy"
+    );
+    FetchError::new(
+        FetchErrorKind::SsrfBlocked,
+        format!("{name} resolves to an address that outbound requests may not reach: {e}"),
+    )
 }
 
 fn policy_error(e: UrlError) -> FetchError {
@@ -1522,6 +1543,12 @@ mod wording {
             policy_error(UrlError::Scheme).to_string(),
             policy_error(UrlError::Invalid("bad".into())).to_string(),
             timeout("while reading the body").to_string(),
+            refused_answer(
+                "api.test",
+                IpAddr::from([10, 0, 0, 1]),
+                UrlError::Blocked("10.0.0.1 is private".into()),
+            )
+            .to_string(),
         ];
         for kind in FetchErrorKind::ALL {
             messages.push(FetchError::new(*kind, "cause").to_string());
