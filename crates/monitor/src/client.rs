@@ -19,10 +19,11 @@
 //! response without `Connection: close`, and only while no byte is waiting on it: a byte that
 //! arrives on an idle connection (read by hyper or still in the socket, which is peeked right
 //! before reuse) means the upstream sent something nobody asked for, and the connection is
-//! closed instead of reused. Any failure drops a connection. A request that fails on a reused connection before any response arrives
-//! (the upstream closed it while idle) is sent once more on a fresh connection. Other methods
-//! always dial a fresh connection and close it. Idle connections expire after
-//! [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and [`MAX_IDLE_TOTAL`] in all are kept.
+//! closed instead of reused. Any failure drops a connection. A request that fails on a reused
+//! connection before any response arrives (the upstream closed it while idle) is sent once more
+//! on a fresh connection. Other methods always dial a fresh connection and close it. Idle
+//! connections expire after [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and
+//! [`MAX_IDLE_TOTAL`] in all are kept.
 //! No proxy variables are read and no cookie is kept.
 
 use crate::body::BodyDecoder;
