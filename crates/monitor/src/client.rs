@@ -9,16 +9,21 @@
 //! and decoded into a buffer capped at 10 MiB after decompression.
 //!
 //! Keep-alive ([`KeepAlive`], on by default): a GET or HEAD may reuse an idle connection only
-//! when its pool key matches — scheme, host as written in the URL (for https, the TLS server
-//! name the connection was verified for) and port — and the address it is connected to is one
-//! of the addresses this request has just checked. The lookup and the judgement happen on every
-//! request, reused connection or not, so an answer that changed or is now refused is never
-//! served by an older connection. A connection goes back to the pool only after its response
-//! was read completely within the caps, from an HTTP/1.1 response without `Connection: close`;
-//! any failure drops it. A request that fails on a reused connection before any response arrives
-//! (the upstream closed it while idle) is sent once more on a fresh connection. Other methods
-//! always dial a fresh connection and close it. Idle connections expire after
-//! [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and [`MAX_IDLE_TOTAL`] in all are kept.
+//! when its pool key matches — the workspace the request is made for ([`FetchRequest::workspace`];
+//! requests made for no workspace share only among themselves), scheme, host as written in the
+//! URL (for https, the TLS server name the connection was verified for) and port — and the
+//! address it is connected to is one of the addresses this request has just checked. The lookup
+//! and the judgement happen on every request, reused connection or not, so an answer that
+//! changed or is now refused is never served by an older connection. A connection goes back to
+//! the pool only after its response was read completely within the caps, from an HTTP/1.1
+//! response without `Connection: close`, and only while no byte is waiting on it: a byte that
+//! arrives on an idle connection (read by hyper or still in the socket, which is peeked right
+//! before reuse) means the upstream sent something nobody asked for, and the connection is
+//! closed instead of reused. Any failure drops a connection. A request that fails on a reused
+//! connection before any response arrives (the upstream closed it while idle) is sent once more
+//! on a fresh connection. Other methods always dial a fresh connection and close it. Idle
+//! connections expire after [`IDLE_TIMEOUT`]; at most [`MAX_IDLE_PER_KEY`] per key and
+//! [`MAX_IDLE_TOTAL`] in all are kept.
 //! No proxy variables are read and no cookie is kept.
 
 use crate::body::BodyDecoder;
@@ -35,8 +40,10 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
 use std::io;
+use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -44,6 +51,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout_at};
 use url::{Host, Url};
+use uuid::Uuid;
 
 /// Largest body kept, after decompression (D8).
 pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
@@ -145,10 +153,15 @@ pub struct FetchRequest {
     pub timeout: Duration,
     /// Follow up to [`Limits::max_redirects`] redirects (D14); off by default.
     pub follow_redirects: bool,
+    /// The workspace the request is made for. Idle connections are shared only between
+    /// requests of the same workspace, so bytes one workspace's upstream leaves on a connection
+    /// never reach another workspace's request; `None` (webhook deliveries, the CLI) shares only
+    /// with other requests made for no workspace.
+    pub workspace: Option<Uuid>,
 }
 
 impl FetchRequest {
-    /// A plain GET with no credential, the default 10 s timeout and no redirects.
+    /// A plain GET with no credential, the default 10 s timeout, no redirects and no workspace.
     pub fn get(url: Url) -> FetchRequest {
         FetchRequest {
             url,
@@ -159,6 +172,7 @@ impl FetchRequest {
             content_type: None,
             timeout: Duration::from_millis(u64::from(apidrift_model::validate::DEFAULT_TIMEOUT_MS)),
             follow_redirects: false,
+            workspace: None,
         }
     }
 
@@ -461,10 +475,11 @@ impl Client {
         // Every request judges its own addresses, reused connection or not.
         let addrs = self.checked_addresses(url, deadline).await?;
         let port = url.port_or_known_default().unwrap_or(80);
-        let key = self.pool_key(url, method, port);
+        let key = self.pool_key(req.workspace, url, method, port);
         if let Some(key) = &key
             && let Some(mut conn) = self.inner.pool.checkout(key, &addrs)
         {
+            conn.wire.set_idle(false);
             let request = build_request(req, url, method, body)?;
             match timeout_at(deadline, conn.sender.send_request(request)).await {
                 Err(_) => return Err(timeout("waiting for the response headers")),
@@ -500,12 +515,18 @@ impl Client {
 
     /// The pool key of a request that may reuse a connection and return it: GET and HEAD with
     /// keep-alive on. `None` means dial fresh and close.
-    fn pool_key(&self, url: &Url, method: HttpMethod, port: u16) -> Option<PoolKey> {
+    fn pool_key(
+        &self,
+        workspace: Option<Uuid>,
+        url: &Url,
+        method: HttpMethod,
+        port: u16,
+    ) -> Option<PoolKey> {
         if !self.inner.pool.config.enabled || !matches!(method, HttpMethod::Get | HttpMethod::Head)
         {
             return None;
         }
-        PoolKey::of(url, port)
+        PoolKey::of(workspace, url, port)
     }
 
     /// Dials the checked addresses, then TLS for https and the HTTP/1.1 handshake.
@@ -517,7 +538,8 @@ impl Client {
         deadline: Instant,
     ) -> Result<Conn, FetchError> {
         let limits = self.inner.limits;
-        let (tcp, peer) = self.connect(addrs, port, deadline).await?;
+        let host = url.host_str().unwrap_or_default();
+        let (tcp, peer) = self.connect(host, addrs, port, deadline).await?;
         let stream = if url.scheme() == "https" {
             let name = server_name(url)?;
             let tls = timeout_at(deadline, self.inner.tls.connect(name, tcp))
@@ -537,7 +559,9 @@ impl Client {
         builder
             .max_buf_size(limits.max_head_bytes.max(8192))
             .max_headers(limits.max_headers);
-        let (sender, conn) = timeout_at(deadline, builder.handshake(TokioIo::new(stream)))
+        let wire = Arc::new(Wire::new(stream));
+        let io = TokioIo::new(WireIo(wire.clone()));
+        let (sender, conn) = timeout_at(deadline, builder.handshake(io))
             .await
             .map_err(|_| timeout("during the HTTP handshake"))?
             .map_err(|e| classify_hyper(&e, false))?;
@@ -548,6 +572,7 @@ impl Client {
             sender,
             _driver: driver,
             peer,
+            wire,
         })
     }
 
@@ -613,10 +638,24 @@ impl Client {
     }
 
     /// Puts a connection whose exchange completed back into the pool once hyper is ready to
-    /// send on it again; one that closed or is not ready within [`READY_WAIT`] is dropped.
+    /// send on it again; one that closed or is not ready within [`READY_WAIT`] is dropped, and
+    /// so is one on which any byte arrived after the response.
+    ///
+    /// hyper signals readiness only after its driver found its read buffer empty with the
+    /// response done (bytes read along with the response make it fail the connection instead).
+    /// From then on the connection is idle: a byte the driver reads marks it stray, and a byte
+    /// still in the socket is seen by a peek, here and again right before reuse.
     async fn release(&self, key: PoolKey, mut conn: Conn, deadline: Instant) {
         let limit = deadline.min(Instant::now() + READY_WAIT);
         if let Ok(Ok(())) = timeout_at(limit, conn.sender.ready()).await {
+            conn.wire.set_idle(true);
+            if conn.wire.disturbed() {
+                tracing::debug!(
+                    peer = %conn.peer,
+                    "bytes arrived after the response: the connection is closed, not kept"
+                );
+                return;
+            }
             self.inner.pool.put(key, conn);
         }
     }
@@ -664,13 +703,7 @@ impl Client {
                     let canonical = ip.to_canonical();
                     let ip = net::check_ip(canonical, allow)
                         .map(|()| canonical)
-                        .map_err(|e| match e {
-                            UrlError::Blocked(why) => FetchError::new(
-                                FetchErrorKind::SsrfBlocked,
-                                format!("{name} resolves to a refused address: {why}"),
-                            ),
-                            other => policy_error(other),
-                        })?;
+                        .map_err(|e| refused_answer(name, canonical, e))?;
                     if !out.contains(&ip) {
                         out.push(ip);
                     }
@@ -685,9 +718,12 @@ impl Client {
     }
 
     /// Dials the checked addresses in order until one answers; returns the stream and the
-    /// address it was dialled at.
+    /// address it was dialled at. A failure names `host` as the URL gives it (a name, or the
+    /// literal address the user wrote), never the address a name resolved to, which goes to the
+    /// debug log.
     async fn connect(
         &self,
+        host: &str,
         addrs: &[IpAddr],
         port: u16,
         deadline: Instant,
@@ -699,17 +735,20 @@ impl Client {
             match timeout_at(limit, self.inner.dialer.dial(addr)).await {
                 Ok(Ok(stream)) => return Ok((stream, addr)),
                 Ok(Err(e)) => {
+                    tracing::debug!(host, address = %addr, error = %e, "connecting failed");
                     let kind = match e.kind() {
                         io::ErrorKind::ConnectionRefused => FetchErrorKind::ConnectRefused,
                         io::ErrorKind::TimedOut => FetchErrorKind::ConnectTimeout,
                         _ => FetchErrorKind::ConnectFailed,
                     };
-                    last = FetchError::new(kind, format!("connecting to {addr} failed: {e}"));
+                    last =
+                        FetchError::new(kind, format!("connecting to {host}:{port} failed: {e}"));
                 }
                 Err(_) => {
+                    tracing::debug!(host, address = %addr, "connecting took too long");
                     last = FetchError::new(
                         FetchErrorKind::ConnectTimeout,
-                        format!("connecting to {addr} took too long"),
+                        format!("connecting to {host}:{port} took too long"),
                     );
                 }
             }
@@ -730,24 +769,29 @@ struct Head {
 }
 
 /// One HTTP/1.1 connection: its request sender, the task driving it (aborted when dropped, so a
-/// connection is never left behind) and the checked address it was dialled at.
+/// connection is never left behind), the checked address it was dialled at and its stream's
+/// watch.
 struct Conn {
     sender: SendRequest<Full<Bytes>>,
     _driver: AbortOnDrop,
     peer: SocketAddr,
+    wire: Arc<Wire>,
 }
 
-/// Where an idle connection may be reused: the same scheme, host and port. For https the host
-/// is the TLS server name the connection was verified for, so it never serves another name.
+/// Where an idle connection may be reused: the same workspace, scheme, host and port. For https
+/// the host is the TLS server name the connection was verified for, so it never serves another
+/// name. The workspace keeps each tenant's connections apart: whatever one workspace's upstream
+/// leaves on a connection can only ever be read by that workspace's requests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PoolKey {
+    workspace: Option<Uuid>,
     https: bool,
     host: String,
     port: u16,
 }
 
 impl PoolKey {
-    fn of(url: &Url, port: u16) -> Option<PoolKey> {
+    fn of(workspace: Option<Uuid>, url: &Url, port: u16) -> Option<PoolKey> {
         let https = url.scheme() == "https";
         let host = url.host_str()?;
         // `server_name` sends a domain without its trailing dot.
@@ -757,6 +801,7 @@ impl PoolKey {
             host
         };
         Some(PoolKey {
+            workspace,
             https,
             host: host.to_ascii_lowercase(),
             port,
@@ -771,9 +816,11 @@ struct Idle {
 }
 
 impl Idle {
-    /// Young enough and still open.
+    /// Young enough, still open, and nothing was read from it since it went idle.
     fn usable(&self, now: Instant, idle_timeout: Duration) -> bool {
-        now.saturating_duration_since(self.since) < idle_timeout && !self.conn.sender.is_closed()
+        now.saturating_duration_since(self.since) < idle_timeout
+            && !self.conn.sender.is_closed()
+            && !self.conn.wire.stray()
     }
 }
 
@@ -800,12 +847,19 @@ impl Pool {
 
     /// Takes the most recently idle connection of `key` whose peer is one of `addrs` (the
     /// addresses the request has just checked) and that is ready for a request. Expired and
-    /// closed connections of the key are dropped on the way.
+    /// closed connections of the key, and those on which any byte arrived while idle (peeked
+    /// now, without reading), are dropped on the way.
     fn checkout(&self, key: &PoolKey, addrs: &[IpAddr]) -> Option<Conn> {
         let now = Instant::now();
         let mut idle = self.lock();
         let list = idle.get_mut(key)?;
-        list.retain(|i| i.usable(now, self.config.idle_timeout));
+        list.retain(|i| {
+            let keep = i.usable(now, self.config.idle_timeout) && !i.conn.wire.disturbed();
+            if !keep {
+                tracing::debug!(peer = %i.conn.peer, "an idle connection is closed, not reused");
+            }
+            keep
+        });
         let found = list.iter().rposition(|i| {
             i.conn.peer.port() == key.port
                 && addrs.contains(&i.conn.peer.ip())
@@ -946,6 +1000,121 @@ impl AsyncWrite for Stream {
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
+}
+
+/// A connection's stream as hyper reads and writes it, watched for bytes that arrive while the
+/// connection is idle (between a completed response and the next request).
+struct Wire {
+    stream: Mutex<Stream>,
+    /// Set while the connection is in the pool.
+    idle: AtomicBool,
+    /// Set when a byte was read while idle; such a connection is never reused.
+    stray: AtomicBool,
+}
+
+impl Wire {
+    fn new(stream: Stream) -> Wire {
+        Wire {
+            stream: Mutex::new(stream),
+            idle: AtomicBool::new(false),
+            stray: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Stream> {
+        // The guard is only held for one non-blocking read, write or peek; a panic during one
+        // leaves a stream that at worst fails, and a failed stream is never pooled.
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_idle(&self, idle: bool) {
+        self.idle.store(idle, Ordering::SeqCst);
+    }
+
+    /// Whether a byte was read while the connection was idle.
+    fn stray(&self) -> bool {
+        self.stray.load(Ordering::SeqCst)
+    }
+
+    /// Whether anything arrived since the connection went idle: a byte read, or a byte, an end
+    /// of stream or an error waiting in the socket (peeked, not read: the socket is
+    /// non-blocking, so nothing waiting reads as `WouldBlock`). For https the TCP stream is
+    /// peeked, so any TLS record counts — including a close_notify, which ends reuse anyway.
+    fn disturbed(&self) -> bool {
+        if self.stray() {
+            return true;
+        }
+        let stream = self.lock();
+        let tcp = match &*stream {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        };
+        let mut byte = [MaybeUninit::<u8>::uninit(); 1];
+        !matches!(
+            socket2::SockRef::from(tcp).peek(&mut byte),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+        )
+    }
+}
+
+/// The IO hyper drives: the shared [`Wire`], recording a byte read while the connection is idle.
+struct WireIo(Arc<Wire>);
+
+impl AsyncRead for WireIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let wire = &self.0;
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut *wire.lock()).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(())))
+            && buf.filled().len() > before
+            && wire.idle.load(Ordering::SeqCst)
+        {
+            wire.stray.store(true, Ordering::SeqCst);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for WireIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut *self.0.lock()).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0.lock()).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.0.lock()).poll_shutdown(cx)
+    }
+}
+
+/// The refusal of a name because an address it resolves to is refused. The message names the
+/// host and the rule with the way to allow a range, never the address: it is shown to whoever
+/// reads the check, the send-test answer or the delivery log, and would map internal names to
+/// internal addresses. The operator finds the address in the debug log.
+fn refused_answer(name: &str, address: IpAddr, e: UrlError) -> FetchError {
+    let UrlError::Blocked(why) = &e else {
+        return policy_error(e);
+    };
+    tracing::debug!(
+        host = %name,
+        %address,
+        %why,
+        "a resolved address is refused by the outbound policy"
+    );
+    FetchError::new(
+        FetchErrorKind::SsrfBlocked,
+        format!("{name} resolves to an address that outbound requests may not reach: {e}"),
+    )
 }
 
 fn policy_error(e: UrlError) -> FetchError {
@@ -1375,6 +1544,12 @@ mod wording {
             policy_error(UrlError::Scheme).to_string(),
             policy_error(UrlError::Invalid("bad".into())).to_string(),
             timeout("while reading the body").to_string(),
+            refused_answer(
+                "api.test",
+                IpAddr::from([10, 0, 0, 1]),
+                UrlError::Blocked("10.0.0.1 is private".into()),
+            )
+            .to_string(),
         ];
         for kind in FetchErrorKind::ALL {
             messages.push(FetchError::new(*kind, "cause").to_string());
@@ -2143,6 +2318,209 @@ mod keep_alive {
         }
         assert_eq!(up.accepted(), 2);
         assert_eq!(client.inner.pool.idle_count(), 2);
+        Ok(())
+    }
+
+    // --------------------------------------------------------- planted responses
+
+    const REAL: &str = "{\"v\":\"real\"}";
+    const FORGED: &str = "{\"v\":\"FORGED\"}";
+
+    /// A 200 with a chunked body ending in a trailer.
+    fn chunked_with_trailers(body: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\
+             trailer: x-sum\r\n\r\n{:x}\r\n{body}\r\n0\r\nx-sum: 1\r\n\r\n",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    fn real_answer(chunked: bool) -> Vec<u8> {
+        if chunked {
+            chunked_with_trailers(REAL)
+        } else {
+            ok(REAL)
+        }
+    }
+
+    /// The request of one workspace.
+    fn of(workspace: Uuid, mut req: FetchRequest) -> FetchRequest {
+        req.workspace = Some(workspace);
+        req
+    }
+
+    impl Upstream {
+        /// Answers every request with [`REAL`] (chunked with trailers, or with a length); the
+        /// answers to `/a` are followed, `after` later and in a separate write, by a second
+        /// complete response with [`FORGED`] that nobody asked for.
+        async fn planting(after: Duration, chunked: bool) -> io::Result<Upstream> {
+            let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+            let addr = listener.local_addr()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let counter = accepted.clone();
+            let task = tokio::spawn(async move {
+                while let Ok((mut s, _)) = listener.accept().await {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        while let Ok(head) = read_request(&mut s).await {
+                            let answer = real_answer(chunked);
+                            if s.write_all(&answer).await.is_err() || s.flush().await.is_err() {
+                                return;
+                            }
+                            if head.starts_with("get /a ") {
+                                if !after.is_zero() {
+                                    tokio::time::sleep(after).await;
+                                }
+                                if s.write_all(&ok(FORGED)).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            Ok(Upstream {
+                addr,
+                accepted,
+                task,
+            })
+        }
+    }
+
+    /// Workspace A's upstream plants a response after each answer to A; workspace B's request
+    /// to the same address right after A's reads the real answer, every time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_planted_response_never_reaches_another_workspace() -> TestResult {
+        let (a, b) = (Uuid::from_u128(0xa), Uuid::from_u128(0xb));
+        let mut failed = Vec::new();
+        for chunked in [false, true] {
+            for after_ms in [0, 2] {
+                let up = Upstream::planting(Duration::from_millis(after_ms), chunked).await?;
+                let client = client()?;
+                let mut forged = 0;
+                for _ in 0..200 {
+                    // A's own answers may be planted on: that is A's upstream answering A.
+                    let _ = client.fetch(&of(a, get(&up.url("/a"))?)).await;
+                    let resp = client.fetch(&of(b, get(&up.url("/b"))?)).await?;
+                    if resp.body != REAL.as_bytes() {
+                        forged += 1;
+                    }
+                }
+                if forged > 0 {
+                    failed.push(format!(
+                        "chunked {chunked}, planted {after_ms} ms after: {forged} of 200 forged"
+                    ));
+                }
+            }
+        }
+        assert!(failed.is_empty(), "{failed:?}");
+        Ok(())
+    }
+
+    /// A blocking upstream on a thread of its own: answers each request with [`REAL`], then
+    /// waits for the test's word, writes a [`FORGED`] response in a separate write and says
+    /// when it is written. So the planted bytes are on the idle connection, unread, before the
+    /// next request starts.
+    struct Planter {
+        addr: SocketAddr,
+        accepted: Arc<AtomicUsize>,
+        plant: Option<std::sync::mpsc::Sender<()>>,
+        planted: std::sync::mpsc::Receiver<()>,
+    }
+
+    impl Planter {
+        fn start(chunked: bool) -> io::Result<Planter> {
+            use std::io::{Read, Write};
+            let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+            let addr = listener.local_addr()?;
+            let accepted = Arc::new(AtomicUsize::new(0));
+            let counter = accepted.clone();
+            let (plant, plant_rx) = std::sync::mpsc::channel::<()>();
+            let (planted_tx, planted) = std::sync::mpsc::channel::<()>();
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    let Ok(mut s) = stream else { return };
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    'requests: loop {
+                        let end = loop {
+                            if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break end + 4;
+                            }
+                            match s.read(&mut chunk) {
+                                Ok(0) | Err(_) => break 'requests,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        buf.drain(..end);
+                        if s.write_all(&real_answer(chunked)).is_err() {
+                            break;
+                        }
+                        // The test dropped its sender: it is over.
+                        if plant_rx.recv().is_err() {
+                            return;
+                        }
+                        let _ = s.write_all(ok(FORGED).as_slice());
+                        if planted_tx.send(()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+            Ok(Planter {
+                addr,
+                accepted,
+                plant: Some(plant),
+                planted,
+            })
+        }
+
+        /// Plants a response on the connection that carried the last answer; returns once it
+        /// is written.
+        fn plant(&self) -> Result<(), Box<dyn std::error::Error>> {
+            self.plant.as_ref().ok_or("no upstream")?.send(())?;
+            self.planted.recv_timeout(Duration::from_secs(5))?;
+            Ok(())
+        }
+    }
+
+    impl Drop for Planter {
+        fn drop(&mut self) {
+            // Ends the thread: its next recv fails, and a connection wakes a blocked accept.
+            self.plant = None;
+            let _ = std::net::TcpStream::connect(self.addr);
+        }
+    }
+
+    /// Within one workspace too, a connection on which bytes arrived after its response is
+    /// never reused: the request dials afresh and reads its own answer.
+    #[tokio::test]
+    async fn a_planted_response_that_arrived_is_never_read() -> TestResult {
+        let ws = Uuid::from_u128(0xa);
+        let mut failed = Vec::new();
+        for chunked in [false, true] {
+            let planter = Planter::start(chunked)?;
+            let client = client()?;
+            let url = format!("http://{}/", planter.addr);
+            let mut forged = 0;
+            for _ in 0..200 {
+                match client.fetch(&of(ws, get(&url)?)).await {
+                    Ok(resp) if resp.body == REAL.as_bytes() => {}
+                    _ => forged += 1,
+                }
+                planter.plant()?;
+            }
+            // Every request found its connection planted on and dialled a fresh one.
+            let dialled = planter.accepted.load(Ordering::SeqCst);
+            if forged > 0 || dialled != 200 {
+                failed.push(format!(
+                    "chunked {chunked}: {forged} of 200 forged, {dialled} connections"
+                ));
+            }
+        }
+        assert!(failed.is_empty(), "{failed:?}");
         Ok(())
     }
 }

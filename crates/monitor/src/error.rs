@@ -110,8 +110,9 @@ impl fmt::Display for FetchErrorKind {
     }
 }
 
-/// A fetch that produced no response. The message names the cause (host, address, limit) and
-/// never a header value, credential or body.
+/// A fetch that produced no response. The message names the cause (host, limit, an address
+/// only when the URL is written as one) and never a header value, credential, body or the
+/// address a name resolved to.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}: {message}")]
 pub struct FetchError {

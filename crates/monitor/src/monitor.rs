@@ -239,6 +239,7 @@ impl Monitor {
             content_type: Some(endpoint.content_type.clone()),
             timeout: Duration::from_millis(u64::from(endpoint.timeout_ms.max(1))),
             follow_redirects: endpoint.follow_redirects,
+            workspace: Some(ws),
         })
     }
 

@@ -137,6 +137,7 @@ async fn attempt(ctx: &Ctx, d: &ClaimedDelivery) -> (Option<u16>, Option<String>
         content_type: Some("application/json".to_owned()),
         timeout: ctx.config.delivery_timeout,
         follow_redirects: false,
+        workspace: Some(d.workspace_id),
     };
     match ctx.monitor.client().fetch(&request).await {
         Ok(r) if (200..300).contains(&r.status) => (Some(r.status), None),

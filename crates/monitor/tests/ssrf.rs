@@ -209,6 +209,72 @@ async fn resolved_blocked_addresses_are_refused_and_never_dialled() -> TestResul
     Ok(())
 }
 
+/// The texts of a name's refusal and of its connect failures name the host, never an address it
+/// resolved to: they reach workspace users (check errors, send-test answers, the delivery log)
+/// and would map internal names to internal addresses. A literal address is named as written.
+#[tokio::test]
+async fn messages_for_a_name_never_carry_its_addresses() -> TestResult {
+    let cases: &[(&str, Vec<IpAddr>)] = &[
+        ("private.test", vec![ip("10.255.255.1")]),
+        ("loopback.test", vec![ip("127.0.0.9")]),
+        ("v6-loopback.test", vec![ip("::1")]),
+        ("mapped.test", vec![ip("::ffff:10.0.0.1")]),
+        ("mixed.test", vec![ip("93.184.215.14"), ip("10.0.0.5")]),
+        ("imds.test", vec![ip("169.254.169.254")]),
+        ("imds6.test", vec![ip("fd00:ec2::254")]),
+        ("nat64.test", vec![ip("64:ff9b::a9fe:a9fe")]),
+    ];
+    let leaks = |text: &str, addrs: &[IpAddr]| {
+        addrs
+            .iter()
+            .flat_map(|a| [a.to_string(), a.to_canonical().to_string()])
+            .find(|form| text.contains(form.as_str()))
+    };
+    for (name, addrs) in cases {
+        let resolver = StubResolver::new(&[(name, Answer::Addrs(addrs.clone()))]);
+        let client = builder(AllowList::default(), resolver).build()?;
+        let err = client
+            .fetch(&request(&format!("http://{name}/"))?)
+            .await
+            .err()
+            .ok_or("fetched")?;
+        assert_eq!(err.kind, FetchErrorKind::SsrfBlocked, "{name}");
+        let text = err.to_string();
+        assert_eq!(leaks(&text, addrs), None, "{text}");
+        // What was refused, and how a self-hosted install allows it.
+        assert!(text.contains(name), "{text}");
+        assert!(text.contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS"), "{text}");
+    }
+
+    // A connect failure of a name names the name and port, not the address dialled.
+    let public = vec![ip("93.184.215.14")];
+    let resolver = StubResolver::new(&[("example.com", Answer::Addrs(public.clone()))]);
+    for mode in [DialMode::Refuse, DialMode::BlackHole] {
+        let client = builder(AllowList::default(), resolver.clone())
+            .dialer(RecordingDialer::new(mode))
+            .build()?;
+        let err = client
+            .fetch(&request("https://example.com/")?)
+            .await
+            .err()
+            .ok_or("fetched")?;
+        let text = err.to_string();
+        assert_eq!(leaks(&text, &public), None, "{text}");
+        assert!(text.contains("example.com:443"), "{text}");
+    }
+
+    // A literal address is what the user wrote: it may be named.
+    let client = builder(AllowList::default(), StubResolver::new(&[])).build()?;
+    let err = client
+        .fetch(&request("http://10.255.255.1/")?)
+        .await
+        .err()
+        .ok_or("fetched")?;
+    assert_eq!(err.kind, FetchErrorKind::SsrfBlocked);
+    assert!(err.message.contains("10.255.255.1"), "{}", err.message);
+    Ok(())
+}
+
 /// Row 50: DNS rebinding. One lookup per request, and the dialled address is the checked one.
 #[tokio::test]
 async fn rebinding_gets_one_lookup_per_connection() -> TestResult {

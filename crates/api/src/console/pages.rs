@@ -1010,7 +1010,7 @@ async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, form: Sessio
         s.require(Role::Member, "run checks")?;
         probe::take_budget(&state, &req, s.workspace_id(), Class::Checks).await?;
         let body = serde_json::json!({ "url": url, "method": field(&pairs, "method") });
-        Ok(state.service.probe(&body).await?)
+        Ok(state.service.probe(s.workspace_id(), &body).await?)
     }
     .await;
     Ok(probe_page(&s, &url, Some(result)))

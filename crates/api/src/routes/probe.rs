@@ -71,6 +71,6 @@ pub async fn probe(
     guard(&session, &req, Role::Member, "run checks")?;
     take_budget(&state, &req, session.workspace_id(), Class::Checks).await?;
     let body = read_json_body(&req, body).await?;
-    let result = state.service.probe(&body).await?;
+    let result = state.service.probe(session.workspace_id(), &body).await?;
     Ok(HttpResponse::Ok().json(result))
 }

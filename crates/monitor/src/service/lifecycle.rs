@@ -505,6 +505,7 @@ impl Service {
                 content_type: Some("application/json".to_owned()),
                 timeout: TEST_TIMEOUT,
                 follow_redirects: false,
+                workspace: Some(ws),
             };
             result = match self.client.fetch(&request).await {
                 Ok(r) if (200..300).contains(&r.status) => WebhookTestResult {

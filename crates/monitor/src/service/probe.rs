@@ -12,6 +12,7 @@ use apidrift_model::validate;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
+use uuid::Uuid;
 
 /// Per-request timeout of a probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -50,8 +51,9 @@ pub struct ProbeResult {
 }
 
 impl Service {
-    /// Probes the URL of a probe request body (`{"url", "method"?, "headers"?}`).
-    pub async fn probe(&self, body: &Value) -> Result<ProbeResult, ServiceError> {
+    /// Probes the URL of a probe request body (`{"url", "method"?, "headers"?}`) for workspace
+    /// `ws` (whose idle connections the request may reuse).
+    pub async fn probe(&self, ws: Uuid, body: &Value) -> Result<ProbeResult, ServiceError> {
         let request: ProbeRequest = serde_json::from_value(body.clone())
             .map_err(|e| ServiceError::Invalid(format!("request body: {e}")))?;
         let method = match request.method.as_deref() {
@@ -75,6 +77,7 @@ impl Service {
         request.method = method;
         request.headers = headers;
         request.timeout = PROBE_TIMEOUT;
+        request.workspace = Some(ws);
         let response = self.client.fetch(&request).await.map_err(|e| {
             ServiceError::Invalid(format!("fetch failed: {} ({})", e.message, e.kind))
         })?;
