@@ -92,8 +92,9 @@ async fn update(
 }
 
 async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
-    // Lock the workspace row as creating endpoints does, so the plan count stays exact.
-    cached("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE")
+    // Lock the workspace row as creating endpoints does, so the plan count stays exact (the same
+    // `FOR NO KEY UPDATE`, which the foreign-key checks of a concurrent check's rows pass).
+    cached("SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
         .bind::<SqlUuid, _>(ws)
         .execute(c)
         .await?;
