@@ -16,7 +16,7 @@ use apidrift_store::{
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Int4, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -305,12 +305,14 @@ impl AlertStore for PgStore {
         diff: Option<NewDiff>,
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError> {
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
-            record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await
-        })
-        .await
-        .map_err(StoreError::from)
+        tx!(self, |c| record_alerting(
+            c,
+            workspace_id,
+            &check,
+            diff.as_ref(),
+            &draft
+        )
+        .await)
     }
 
     async fn record_check_run(
@@ -320,24 +322,21 @@ impl AlertStore for PgStore {
         diff: Option<NewDiff>,
         draft: AlertDraft,
     ) -> Result<CheckRecording, StoreError> {
-        let mut conn = self.conn().await?;
-        let result = conn
-            .transaction::<_, Error, _>(async |c| {
-                let (recorded, alerts_sent) =
-                    record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
-                // The unit last: the usage row is the workspace's hot row, so its lock is held
-                // only until the commit that follows. Exhausted rolls everything back.
-                match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
-                    QuotaOutcome::Consumed { .. } => Ok(CheckRecording::Recorded {
-                        recorded: Box::new(recorded),
-                        alerts_sent,
-                    }),
-                    QuotaOutcome::Exhausted { used, quota } => {
-                        Err(Error::QuotaExhausted { used, quota })
-                    }
+        let result = tx!(@raw self, |c| {
+            let (recorded, alerts_sent) =
+                record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
+            // The unit last: the usage row is the workspace's hot row, so its lock is held
+            // only until the commit that follows. Exhausted rolls everything back.
+            match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
+                QuotaOutcome::Consumed { .. } => Ok(CheckRecording::Recorded {
+                    recorded: Box::new(recorded),
+                    alerts_sent,
+                }),
+                QuotaOutcome::Exhausted { used, quota } => {
+                    Err(Error::QuotaExhausted { used, quota })
                 }
-            })
-            .await;
+            }
+        });
         match result {
             Ok(r) => Ok(r),
             Err(Error::QuotaExhausted { used, quota }) => {
@@ -408,8 +407,7 @@ impl AlertStore for PgStore {
             DeliveryOutcome::Failed => ("failed", None, Some(attempt.attempted_at)),
         };
         let owner = owner.to_owned();
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
+        tx!(self, |c| {
             let n = cached(
                 "UPDATE deliveries SET state = $1, attempts = attempts + 1, \
                  next_attempt_at = COALESCE($2, next_attempt_at), finished_at = $3, \
@@ -442,8 +440,6 @@ impl AlertStore for PgStore {
             .await?;
             Ok(true)
         })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError> {
@@ -533,10 +529,10 @@ impl AlertStore for PgStore {
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        let mut conn = self.conn().await?;
         // One statement: the claim and the in-flight mark of the claimed endpoints that are not
         // paused (health `checking` until the lease ends, the health before kept to restore).
-        let rows: Vec<ScheduleRow> = cached(
+        let rows: Vec<ScheduleRow> = statement!(self, |c| {
+            Ok(cached(
             "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
              WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
                AND (lease_until IS NULL OR lease_until < $1) \
@@ -552,9 +548,9 @@ impl AlertStore for PgStore {
         .bind::<Timestamptz, _>(lease_until(now, lease))
         .bind::<Text, _>(owner)
         .bind::<Int8, _>(i64::from(limit))
-        .load(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .load(c)
+        .await?)
+        })?;
         rows.into_iter()
             .map(|r| {
                 Ok(ClaimedSchedule {
@@ -577,11 +573,10 @@ impl AlertStore for PgStore {
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        let mut conn = self.conn().await?;
         // The schedule first (the claim's lock order), then the endpoint: a run that recorded
         // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
         // before the claim.
-        let n: One = cached(
+        let n: One = statement!(self, |c| Ok(cached(
             "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
                last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
                lease_until = NULL, lease_owner = NULL \
@@ -598,9 +593,8 @@ impl AlertStore for PgStore {
         .bind::<Int8, _>(i64::from(skipped))
         .bind::<SqlUuid, _>(endpoint_id)
         .bind::<Text, _>(owner)
-        .get_result(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .get_result(c)
+        .await?))?;
         Ok(n.n > 0)
     }
 
@@ -614,8 +608,7 @@ impl AlertStore for PgStore {
         if endpoint_ids.is_empty() {
             return Ok(0);
         }
-        let mut conn = self.conn().await?;
-        let n: One = cached(
+        let n: One = statement!(self, |c| Ok(cached(
             "WITH ext AS (UPDATE schedules SET lease_until = $3 \
                WHERE lease_owner = $1 AND endpoint_id = ANY($2) AND lease_until < $3 \
                RETURNING endpoint_id), \
@@ -627,9 +620,8 @@ impl AlertStore for PgStore {
         .bind::<Text, _>(owner)
         .bind::<Array<SqlUuid>, _>(endpoint_ids)
         .bind::<Timestamptz, _>(until)
-        .get_result(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .get_result(c)
+        .await?))?;
         Ok(count(n.n))
     }
 
