@@ -10,8 +10,8 @@ use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
     DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
-    QuotaOutcome, RecordedCheck, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
-    ids_from_text, ids_to_text, new_id, plan_alerts,
+    QuotaOutcome, RecordedCheck, ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook,
+    WebhookKind, checked_outcome, ids_from_text, ids_to_text, new_id, plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -255,6 +255,46 @@ fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
+/// Locks the schedule row of `endpoint` when `owner` holds its lease; false when it does not.
+async fn lock_schedule(c: &mut Conn, ws: Uuid, endpoint: Uuid, owner: &str) -> Result<bool> {
+    let held: Option<One> = cached(
+        "SELECT 1::int8 AS n FROM schedules \
+         WHERE workspace_id = $1 AND endpoint_id = $2 AND lease_owner = $3 FOR UPDATE",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(endpoint)
+    .bind::<Text, _>(owner)
+    .get_result(c)
+    .await
+    .optional()?;
+    Ok(held.is_some())
+}
+
+/// The finish of a run that recorded its check (the row is locked by [`lock_schedule`]): the
+/// check set the endpoint's health, so only the schedule changes.
+async fn finish_recorded(
+    c: &mut Conn,
+    ws: Uuid,
+    endpoint: Uuid,
+    finish: &ScheduleFinish,
+    outcome: &str,
+) -> Result<()> {
+    cached(
+        "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+         runs = runs + 1, lease_until = NULL, lease_owner = NULL \
+         WHERE workspace_id = $4 AND endpoint_id = $5 AND lease_owner = $6",
+    )
+    .bind::<Timestamptz, _>(finish.next_run_at)
+    .bind::<Timestamptz, _>(finish.now)
+    .bind::<Text, _>(store_text(outcome).as_ref())
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(endpoint)
+    .bind::<Text, _>(&finish.owner)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl AlertStore for PgStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
@@ -321,21 +361,38 @@ impl AlertStore for PgStore {
         check: NewCheck,
         diff: Option<NewDiff>,
         draft: AlertDraft,
+        finish: Option<ScheduleFinish>,
     ) -> Result<CheckRecording, StoreError> {
+        if let Some(f) = &finish {
+            apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
+        }
         let result = tx!(@raw self, |c| {
+            // The schedule row first, as a claim and `finish_schedule` take it (schedule, then
+            // endpoint): a scheduled run and a delete of its endpoint never wait on each other
+            // in opposite orders.
+            let held = match &finish {
+                Some(f) => lock_schedule(c, workspace_id, check.endpoint_id, &f.owner).await?,
+                None => false,
+            };
             let (recorded, alerts_sent) =
                 record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
             // The unit last: the usage row is the workspace's hot row, so its lock is held
             // only until the commit that follows. Exhausted rolls everything back.
             match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
-                QuotaOutcome::Consumed { .. } => Ok(CheckRecording::Recorded {
-                    recorded: Box::new(recorded),
-                    alerts_sent,
-                }),
+                QuotaOutcome::Consumed { .. } => {}
                 QuotaOutcome::Exhausted { used, quota } => {
-                    Err(Error::QuotaExhausted { used, quota })
+                    return Err(Error::QuotaExhausted { used, quota });
                 }
             }
+            if let Some(f) = finish.as_ref().filter(|_| held) {
+                let outcome = checked_outcome(recorded.counts.changes, alerts_sent);
+                finish_recorded(c, workspace_id, check.endpoint_id, f, &outcome).await?;
+            }
+            Ok(CheckRecording::Recorded {
+                recorded: Box::new(recorded),
+                alerts_sent,
+                schedule_finished: held,
+            })
         });
         match result {
             Ok(r) => Ok(r),

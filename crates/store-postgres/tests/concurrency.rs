@@ -126,7 +126,7 @@ async fn race(db: &TestDb) -> TestResult {
                 let when = at(i64::try_from(n).unwrap_or(0));
                 let d = diff(None, vec![change("$.a", Severity::Breaking)], when);
                 match store
-                    .record_check_run(ws, check(ep, when), Some(d), draft(n))
+                    .record_check_run(ws, check(ep, when), Some(d), draft(n), None)
                     .await
                 {
                     Ok(CheckRecording::Recorded { .. }) => {
@@ -214,7 +214,7 @@ async fn race(db: &TestDb) -> TestResult {
     while let Some(joined) = tasks.join_next().await {
         joined?;
     }
-    let failures = failures.lock().unwrap_or_else(|p| p.into_inner());
+    let failures = std::mem::take(&mut *failures.lock().unwrap_or_else(|p| p.into_inner()));
     let (checks, deletes, creates) = (
         checks.load(Ordering::Relaxed),
         deletes.load(Ordering::Relaxed),
@@ -235,9 +235,7 @@ async fn race(db: &TestDb) -> TestResult {
         "the race ran: {checks} checks, {deletes} deletes"
     );
     // The counters the triggers keep still match the rows.
-    assert_eq!(
-        store.count_endpoints(ws).await?,
-        live.lock().unwrap_or_else(|p| p.into_inner()).len() as u64
-    );
+    let alive = live.lock().unwrap_or_else(|p| p.into_inner()).len() as u64;
+    assert_eq!(store.count_endpoints(ws).await?, alive);
     Ok(())
 }
