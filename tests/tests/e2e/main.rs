@@ -17,6 +17,7 @@ mod import;
 mod lifecycle;
 mod metrics;
 mod ops;
+mod races;
 mod reads;
 mod scaleout;
 mod validate_cli;
