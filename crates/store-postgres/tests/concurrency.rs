@@ -239,3 +239,65 @@ async fn race(db: &TestDb) -> TestResult {
     assert_eq!(store.count_endpoints(ws).await?, alive);
     Ok(())
 }
+
+/// A deadlock the lock order cannot prevent (here forced by a raw connection taking
+/// `workspace_counts`, then the endpoint row) is retried: the adapter's delete is the victim
+/// PostgreSQL aborts, runs again once the other transaction ends, and succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_deadlocked_transaction_is_run_again() -> TestResult {
+    let Some(db) = TestDb::create().await? else {
+        return Ok(());
+    };
+    let result = forced_deadlock(&db).await;
+    db.drop_db().await?;
+    result
+}
+
+async fn forced_deadlock(db: &TestDb) -> TestResult {
+    use diesel::sql_types::Uuid as SqlUuid;
+    use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
+    let store: Arc<dyn Store> = Arc::new(PgStore::connect(&db.url).await?);
+    let ws = workspace(&*store, "deadlock", None, None).await?.id;
+    let ep = store
+        .create_endpoints(ws, vec![endpoint_row("victim", at(0))])
+        .await?
+        .created
+        .pop()
+        .ok_or("no endpoint")?
+        .id;
+    let mut other = AsyncPgConnection::establish(&db.url).await?;
+    // The other transaction waits long before checking for deadlocks, so the adapter's
+    // transaction (1 s by default) is the one PostgreSQL aborts.
+    other
+        .batch_execute("BEGIN; SET LOCAL deadlock_timeout = '60s'")
+        .await?;
+    diesel::sql_query("UPDATE workspace_counts SET endpoints = endpoints WHERE workspace_id = $1")
+        .bind::<SqlUuid, _>(ws)
+        .execute(&mut other)
+        .await?;
+    // The delete locks the endpoint row, then waits for workspace_counts (its trigger).
+    let deleting = {
+        let store = store.clone();
+        tokio::spawn(async move { store.delete_endpoint(ws, ep).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !deleting.is_finished(),
+        "the delete waits for workspace_counts"
+    );
+    // Now the other transaction waits for the endpoint row: a cycle. It gets the row once the
+    // delete's first run has been aborted and rolled back, so the endpoint is still there.
+    let started = Instant::now();
+    let locked = diesel::sql_query("SELECT id FROM endpoints WHERE id = $1 FOR UPDATE")
+        .bind::<SqlUuid, _>(ep)
+        .execute(&mut other)
+        .await?;
+    assert_eq!(locked, 1, "the first run of the delete was rolled back");
+    eprintln!("the deadlock was broken after {:?}", started.elapsed());
+    other.batch_execute("COMMIT").await?;
+    // The retry deletes it.
+    deleting.await??;
+    assert!(store.get_endpoint(ws, ep).await?.is_none());
+    assert_eq!(store.count_endpoints(ws).await?, 0);
+    Ok(())
+}
