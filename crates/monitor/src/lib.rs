@@ -68,7 +68,8 @@ pub use client::{
 };
 pub use error::{FetchError, FetchErrorKind, MonitorError};
 pub use monitor::{
-    CheckOutcome, DEFAULT_SAMPLE_INTERVAL, MAX_SAMPLES, Monitor, contract_from_openapi,
+    CheckOutcome, DEFAULT_SAMPLE_INTERVAL, MAX_SAMPLES, Monitor, ScheduledSlot,
+    contract_from_openapi,
 };
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
 pub use service::{Service, ServiceError};

@@ -13,7 +13,7 @@ use apidrift_model::{CheckResponse, DiffChange, DiffDetail, Health, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
 use apidrift_store::{
     CheckContext, CheckRecording, DiffCounts, NewBaseline, NewCheck, NewDiff, ResponseContract,
-    Store, StoredBaseline, StoredEndpoint, new_id,
+    ScheduleFinish, Store, StoredBaseline, StoredEndpoint, new_id,
 };
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -63,6 +63,30 @@ pub struct CheckOutcome {
     /// Deliveries queued by this check (alerts, D11).
     pub alerts_sent: u32,
     pub changes: Vec<DiffChange>,
+    /// A scheduled run's finish was written with the check, in its transaction (false for a
+    /// manual check, or when the run's lease had passed to another worker).
+    pub schedule_finished: bool,
+}
+
+/// The claimed slot of a scheduled check ([`Monitor::run_scheduled_check`]): who holds its lease,
+/// when it was due and its period, from which the next slot is computed when the check records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduledSlot {
+    pub owner: String,
+    pub due: OffsetDateTime,
+    pub period: std::time::Duration,
+}
+
+impl ScheduledSlot {
+    /// The finish of the run recorded at `now` (D17: one period after the due slot, or the first
+    /// slot after `now` when that has passed).
+    fn finish_at(&self, now: OffsetDateTime) -> ScheduleFinish {
+        ScheduleFinish {
+            owner: self.owner.clone(),
+            next_run_at: crate::scheduler::next_run(self.due, now, self.period),
+            now,
+        }
+    }
 }
 
 impl CheckOutcome {
@@ -422,9 +446,20 @@ impl Monitor {
         endpoint_id: Uuid,
         trigger: Trigger,
     ) -> Result<CheckOutcome, MonitorError> {
+        self.run_counted(workspace_id, endpoint_id, trigger, None)
+            .await
+    }
+
+    async fn run_counted(
+        &self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        trigger: Trigger,
+        slot: Option<&ScheduledSlot>,
+    ) -> Result<CheckOutcome, MonitorError> {
         let started = std::time::Instant::now();
         let scheduled = matches!(trigger, Trigger::Scheduled);
-        let result = self.check(workspace_id, endpoint_id, scheduled).await;
+        let result = self.check(workspace_id, endpoint_id, scheduled, slot).await;
         let counted = match &result {
             Ok(o) if o.error_kind.is_some() => Some(CheckResult::Error),
             Ok(o) if o.diff_id.is_some() => Some(CheckResult::Drift),
@@ -450,13 +485,17 @@ impl Monitor {
         result
     }
 
-    /// [`Monitor::run_check`] for a schedule: the check is recorded as `scheduled`.
+    /// [`Monitor::run_check`] for a schedule: the check is recorded as `scheduled`, and the
+    /// run's finish (next slot, outcome, lease released) in the same transaction as the check
+    /// (`schedule_finished` says whether it was written). A run that records nothing (an error,
+    /// the quota used up) is finished by its caller.
     pub async fn run_scheduled_check(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
+        slot: &ScheduledSlot,
     ) -> Result<CheckOutcome, MonitorError> {
-        self.run_check_as(workspace_id, endpoint_id, Trigger::Scheduled)
+        self.run_counted(workspace_id, endpoint_id, Trigger::Scheduled, Some(slot))
             .await
     }
 
@@ -465,6 +504,7 @@ impl Monitor {
         workspace_id: Uuid,
         endpoint_id: Uuid,
         scheduled: bool,
+        slot: Option<&ScheduledSlot>,
     ) -> Result<CheckOutcome, MonitorError> {
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
@@ -518,7 +558,7 @@ impl Monitor {
                 &request,
                 (&diff_options, &options),
                 (started_at, latest_diff),
-                scheduled,
+                (scheduled, slot),
             )
             .await;
         if result.is_err() && !scheduled {
@@ -574,7 +614,7 @@ impl Monitor {
         request: &FetchRequest,
         (options, contract_options): (&Options, &Options),
         (started_at, previous): (OffsetDateTime, Option<DiffDetail>),
-        scheduled: bool,
+        (scheduled, slot): (bool, Option<&ScheduledSlot>),
     ) -> Result<CheckOutcome, MonitorError> {
         let ws = endpoint.workspace_id;
         let fetched = self.fetch_with_retries(request, endpoint.retries).await;
@@ -673,15 +713,19 @@ impl Monitor {
             diff_row.as_ref().map(|d| (d.id, d.changes.as_slice())),
             previous.as_ref().map(|p| (&p.base, p.changes.as_slice())),
         );
-        let (recorded, alerts_sent) = match self
+        // A scheduled run's finish rides in the check's transaction: a process killed after the
+        // commit leaves no recorded slot to run (and charge) again.
+        let finish = slot.map(|s| s.finish_at(OffsetDateTime::now_utc()));
+        let (recorded, alerts_sent, schedule_finished) = match self
             .store
-            .record_check_run(ws, check, diff_row, draft)
+            .record_check_run(ws, check, diff_row, draft, finish)
             .await?
         {
             CheckRecording::Recorded {
                 recorded,
                 alerts_sent,
-            } => (*recorded, alerts_sent),
+                schedule_finished,
+            } => (*recorded, alerts_sent, schedule_finished),
             CheckRecording::QuotaExhausted { used, quota } => {
                 return Err(MonitorError::QuotaExhausted { used, quota });
             }
@@ -696,6 +740,7 @@ impl Monitor {
             error_kind: recorded.check.error_kind,
             alerts_sent,
             changes,
+            schedule_finished,
         })
     }
 

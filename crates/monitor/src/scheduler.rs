@@ -8,8 +8,8 @@
 //! captures it; otherwise it is a check. Every run consumes one quota unit; with the quota
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
-use crate::MonitorError;
 use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
+use crate::{MonitorError, ScheduledSlot};
 use apidrift_model::{Cadence, Plan};
 use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
 use std::collections::HashSet;
@@ -205,7 +205,18 @@ async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(u64::try_from(lag).unwrap_or(0));
-    let (outcome, skipped) = execute(ctx, &item).await;
+    let (outcome, skipped) = match execute(ctx, &item).await {
+        // A recorded check finished its run in its own transaction (issue 23): a kill after
+        // that commit can no longer leave the slot to run, and take a unit, a second time.
+        Ran::Recorded { finished } => {
+            WorkerStats::add(&ctx.stats.schedules_run, 1);
+            if !finished {
+                tracing::warn!(endpoint = %item.endpoint_id, "scheduler: lease lost");
+            }
+            return;
+        }
+        Ran::Other(outcome, skipped) => (outcome, skipped),
+    };
     let now = OffsetDateTime::now_utc();
     if skipped {
         WorkerStats::add(&ctx.stats.schedules_skipped, 1);
@@ -225,47 +236,61 @@ async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
     }
 }
 
-/// Runs one due schedule; returns (outcome, skipped).
-async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
+/// What [`execute`] did.
+enum Ran {
+    /// A check was recorded, and its transaction finished the run too (`false`: the lease had
+    /// passed to another worker, nothing of the schedule was written).
+    Recorded { finished: bool },
+    /// Anything else, to be finished with `finish_schedule`: (outcome, skipped).
+    Other(String, bool),
+}
+
+/// Runs one due schedule.
+async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
     let store = ctx.monitor.store();
     let (ws, ep) = (item.workspace_id, item.endpoint_id);
     let workspace = match store.get_workspace(ws).await {
         Ok(Some(w)) => w,
-        Ok(None) => return ("skipped: workspace not found".into(), true),
-        Err(e) => return (format!("failed: {e}"), false),
+        Ok(None) => return Ran::Other("skipped: workspace not found".into(), true),
+        Err(e) => return Ran::Other(format!("failed: {e}"), false),
     };
     if matches!(workspace.plan, Plan::Free) {
-        return (
+        return Ran::Other(
             "skipped: schedules require the Starter plan or above".into(),
             true,
         );
     }
     match store.get_endpoint(ws, ep).await {
-        Ok(Some(e)) if e.paused => return ("skipped: endpoint paused".into(), true),
+        Ok(Some(e)) if e.paused => return Ran::Other("skipped: endpoint paused".into(), true),
         // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
         // the user no longer asked for it.
         Ok(Some(e)) if e.schedule.is_none() => {
-            return ("skipped: schedule removed".into(), true);
+            return Ran::Other("skipped: schedule removed".into(), true);
         }
         Ok(Some(_)) => {}
-        Ok(None) => return ("skipped: endpoint not found".into(), true),
-        Err(e) => return (format!("failed: {e}"), false),
+        Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
+        Err(e) => return Ran::Other(format!("failed: {e}"), false),
     }
     match store.active_baseline(ws, ep).await {
-        Ok(Some(_)) => match ctx.monitor.run_scheduled_check(ws, ep).await {
-            Ok(o) => (
-                format!(
-                    "checked: {} changes, {} alerts queued",
-                    o.counts.changes, o.alerts_sent
-                ),
-                false,
-            ),
-            Err(MonitorError::QuotaExhausted { .. }) => {
-                ("skipped: monthly check quota exhausted".into(), true)
+        Ok(Some(_)) => {
+            let slot = ScheduledSlot {
+                owner: ctx.owner.clone(),
+                due: item.next_run_at,
+                period: period(ctx, item.cadence),
+            };
+            match ctx.monitor.run_scheduled_check(ws, ep, &slot).await {
+                Ok(o) => Ran::Recorded {
+                    finished: o.schedule_finished,
+                },
+                Err(MonitorError::QuotaExhausted { .. }) => {
+                    Ran::Other("skipped: monthly check quota exhausted".into(), true)
+                }
+                Err(MonitorError::NotFound) => {
+                    Ran::Other("skipped: endpoint not found".into(), true)
+                }
+                Err(e) => Ran::Other(format!("failed: {e}"), false),
             }
-            Err(MonitorError::NotFound) => ("skipped: endpoint not found".into(), true),
-            Err(e) => (format!("failed: {e}"), false),
-        },
+        }
         Ok(None) => {
             match store
                 .consume_check_unit(ws, OffsetDateTime::now_utc())
@@ -273,13 +298,14 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> (String, bool) {
             {
                 Ok(QuotaOutcome::Consumed { .. }) => {}
                 Ok(QuotaOutcome::Exhausted { .. }) => {
-                    return ("skipped: monthly check quota exhausted".into(), true);
+                    return Ran::Other("skipped: monthly check quota exhausted".into(), true);
                 }
-                Err(e) => return (format!("failed: {e}"), false),
+                Err(e) => return Ran::Other(format!("failed: {e}"), false),
             }
-            first_baseline(ctx, ws, ep).await
+            let (outcome, skipped) = first_baseline(ctx, ws, ep).await;
+            Ran::Other(outcome, skipped)
         }
-        Err(e) => (format!("failed: {e}"), false),
+        Err(e) => Ran::Other(format!("failed: {e}"), false),
     }
 }
 

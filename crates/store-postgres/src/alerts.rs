@@ -10,13 +10,13 @@ use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
     DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
-    QuotaOutcome, RecordedCheck, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
-    ids_from_text, ids_to_text, new_id, plan_alerts,
+    QuotaOutcome, RecordedCheck, ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook,
+    WebhookKind, checked_outcome, ids_from_text, ids_to_text, new_id, plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Int4, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -255,6 +255,46 @@ fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
+/// Locks the schedule row of `endpoint` when `owner` holds its lease; false when it does not.
+async fn lock_schedule(c: &mut Conn, ws: Uuid, endpoint: Uuid, owner: &str) -> Result<bool> {
+    let held: Option<One> = cached(
+        "SELECT 1::int8 AS n FROM schedules \
+         WHERE workspace_id = $1 AND endpoint_id = $2 AND lease_owner = $3 FOR UPDATE",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(endpoint)
+    .bind::<Text, _>(owner)
+    .get_result(c)
+    .await
+    .optional()?;
+    Ok(held.is_some())
+}
+
+/// The finish of a run that recorded its check (the row is locked by [`lock_schedule`]): the
+/// check set the endpoint's health, so only the schedule changes.
+async fn finish_recorded(
+    c: &mut Conn,
+    ws: Uuid,
+    endpoint: Uuid,
+    finish: &ScheduleFinish,
+    outcome: &str,
+) -> Result<()> {
+    cached(
+        "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+         runs = runs + 1, lease_until = NULL, lease_owner = NULL \
+         WHERE workspace_id = $4 AND endpoint_id = $5 AND lease_owner = $6",
+    )
+    .bind::<Timestamptz, _>(finish.next_run_at)
+    .bind::<Timestamptz, _>(finish.now)
+    .bind::<Text, _>(store_text(outcome).as_ref())
+    .bind::<SqlUuid, _>(ws)
+    .bind::<SqlUuid, _>(endpoint)
+    .bind::<Text, _>(&finish.owner)
+    .execute(c)
+    .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl AlertStore for PgStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
@@ -305,12 +345,14 @@ impl AlertStore for PgStore {
         diff: Option<NewDiff>,
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError> {
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
-            record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await
-        })
-        .await
-        .map_err(StoreError::from)
+        tx!(self, |c| record_alerting(
+            c,
+            workspace_id,
+            &check,
+            diff.as_ref(),
+            &draft
+        )
+        .await)
     }
 
     async fn record_check_run(
@@ -319,25 +361,39 @@ impl AlertStore for PgStore {
         check: NewCheck,
         diff: Option<NewDiff>,
         draft: AlertDraft,
+        finish: Option<ScheduleFinish>,
     ) -> Result<CheckRecording, StoreError> {
-        let mut conn = self.conn().await?;
-        let result = conn
-            .transaction::<_, Error, _>(async |c| {
-                let (recorded, alerts_sent) =
-                    record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
-                // The unit last: the usage row is the workspace's hot row, so its lock is held
-                // only until the commit that follows. Exhausted rolls everything back.
-                match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
-                    QuotaOutcome::Consumed { .. } => Ok(CheckRecording::Recorded {
-                        recorded: Box::new(recorded),
-                        alerts_sent,
-                    }),
-                    QuotaOutcome::Exhausted { used, quota } => {
-                        Err(Error::QuotaExhausted { used, quota })
-                    }
+        if let Some(f) = &finish {
+            apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
+        }
+        let result = tx!(@raw self, |c| {
+            // The schedule row first, as a claim and `finish_schedule` take it (schedule, then
+            // endpoint): a scheduled run and a delete of its endpoint never wait on each other
+            // in opposite orders.
+            let held = match &finish {
+                Some(f) => lock_schedule(c, workspace_id, check.endpoint_id, &f.owner).await?,
+                None => false,
+            };
+            let (recorded, alerts_sent) =
+                record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
+            // The unit last: the usage row is the workspace's hot row, so its lock is held
+            // only until the commit that follows. Exhausted rolls everything back.
+            match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
+                QuotaOutcome::Consumed { .. } => {}
+                QuotaOutcome::Exhausted { used, quota } => {
+                    return Err(Error::QuotaExhausted { used, quota });
                 }
+            }
+            if let Some(f) = finish.as_ref().filter(|_| held) {
+                let outcome = checked_outcome(recorded.counts.changes, alerts_sent);
+                finish_recorded(c, workspace_id, check.endpoint_id, f, &outcome).await?;
+            }
+            Ok(CheckRecording::Recorded {
+                recorded: Box::new(recorded),
+                alerts_sent,
+                schedule_finished: held,
             })
-            .await;
+        });
         match result {
             Ok(r) => Ok(r),
             Err(Error::QuotaExhausted { used, quota }) => {
@@ -408,8 +464,7 @@ impl AlertStore for PgStore {
             DeliveryOutcome::Failed => ("failed", None, Some(attempt.attempted_at)),
         };
         let owner = owner.to_owned();
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
+        tx!(self, |c| {
             let n = cached(
                 "UPDATE deliveries SET state = $1, attempts = attempts + 1, \
                  next_attempt_at = COALESCE($2, next_attempt_at), finished_at = $3, \
@@ -442,8 +497,6 @@ impl AlertStore for PgStore {
             .await?;
             Ok(true)
         })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn delivery_counts(&self, workspace_id: Uuid) -> Result<DeliveryCounts, StoreError> {
@@ -533,10 +586,10 @@ impl AlertStore for PgStore {
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        let mut conn = self.conn().await?;
         // One statement: the claim and the in-flight mark of the claimed endpoints that are not
         // paused (health `checking` until the lease ends, the health before kept to restore).
-        let rows: Vec<ScheduleRow> = cached(
+        let rows: Vec<ScheduleRow> = statement!(self, |c| {
+            Ok(cached(
             "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
              WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
                AND (lease_until IS NULL OR lease_until < $1) \
@@ -552,9 +605,9 @@ impl AlertStore for PgStore {
         .bind::<Timestamptz, _>(lease_until(now, lease))
         .bind::<Text, _>(owner)
         .bind::<Int8, _>(i64::from(limit))
-        .load(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .load(c)
+        .await?)
+        })?;
         rows.into_iter()
             .map(|r| {
                 Ok(ClaimedSchedule {
@@ -577,11 +630,10 @@ impl AlertStore for PgStore {
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        let mut conn = self.conn().await?;
         // The schedule first (the claim's lock order), then the endpoint: a run that recorded
         // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
         // before the claim.
-        let n: One = cached(
+        let n: One = statement!(self, |c| Ok(cached(
             "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
                last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
                lease_until = NULL, lease_owner = NULL \
@@ -598,9 +650,8 @@ impl AlertStore for PgStore {
         .bind::<Int8, _>(i64::from(skipped))
         .bind::<SqlUuid, _>(endpoint_id)
         .bind::<Text, _>(owner)
-        .get_result(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .get_result(c)
+        .await?))?;
         Ok(n.n > 0)
     }
 
@@ -614,8 +665,7 @@ impl AlertStore for PgStore {
         if endpoint_ids.is_empty() {
             return Ok(0);
         }
-        let mut conn = self.conn().await?;
-        let n: One = cached(
+        let n: One = statement!(self, |c| Ok(cached(
             "WITH ext AS (UPDATE schedules SET lease_until = $3 \
                WHERE lease_owner = $1 AND endpoint_id = ANY($2) AND lease_until < $3 \
                RETURNING endpoint_id), \
@@ -627,9 +677,8 @@ impl AlertStore for PgStore {
         .bind::<Text, _>(owner)
         .bind::<Array<SqlUuid>, _>(endpoint_ids)
         .bind::<Timestamptz, _>(until)
-        .get_result(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .get_result(c)
+        .await?))?;
         Ok(count(n.n))
     }
 

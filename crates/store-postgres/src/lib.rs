@@ -21,6 +21,8 @@
 //! * TLS: connections are made without TLS (`sslmode=require` URLs are refused by the driver);
 //!   run the database on a private network or a local socket.
 
+#[macro_use]
+mod tx;
 mod alerts;
 mod cached;
 mod escape;
@@ -87,6 +89,14 @@ fn map_db(e: diesel::result::Error) -> StoreError {
         D::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => StoreError::NotFound,
         D::DatabaseError(DatabaseErrorKind::ClosedConnection, info) => {
             StoreError::Unavailable(info.message().to_owned())
+        }
+        // Still conflicting after the retries (or a statement that is not retried): transient,
+        // so "try again" (503), never a 500.
+        ref e @ D::DatabaseError(_, ref info) if tx::transient(e) => {
+            StoreError::Unavailable(format!(
+                "a concurrent transaction conflicted with this one ({}); try again",
+                info.message()
+            ))
         }
         other => StoreError::Database(other.to_string()),
     }
@@ -236,16 +246,6 @@ async fn establish(url: String) -> diesel::ConnectionResult<AsyncPgConnection> {
         },
         None => AsyncPgConnection::establish(&url).await,
     }
-}
-
-/// Runs `$body` (an async block using `$c: &mut AsyncPgConnection`) in a transaction.
-macro_rules! tx {
-    ($self:ident, |$c:ident| $body:expr) => {{
-        let mut conn = $self.conn().await?;
-        conn.transaction::<_, Error, _>(async |$c| $body)
-            .await
-            .map_err(StoreError::from)
-    }};
 }
 
 /// Runs `$body` on a pooled connection without a transaction.

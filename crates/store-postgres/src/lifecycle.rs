@@ -13,7 +13,7 @@ use apidrift_store::{
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -51,6 +51,13 @@ async fn update(
     ch: &EndpointChanges,
     now: OffsetDateTime,
 ) -> Result<StoredEndpoint> {
+    // The schedule row (when there is one) before the endpoint row, in the order of a claim: an
+    // update that drops the schedule and a claim of it never wait on each other in a cycle.
+    cached("SELECT 1 FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2 FOR UPDATE")
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(ep)
+        .execute(c)
+        .await?;
     let before = get(c, ws, ep).await?;
     diesel::update(
         endpoints::table
@@ -92,9 +99,18 @@ async fn update(
 }
 
 async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
-    // Lock the workspace row as creating endpoints does, so the plan count stays exact.
-    cached("SELECT id FROM workspaces WHERE id = $1 FOR UPDATE")
+    // Lock the workspace row as creating endpoints does, so the plan count stays exact (the same
+    // `FOR NO KEY UPDATE`, which the foreign-key checks of a concurrent check's rows pass).
+    cached("SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
         .bind::<SqlUuid, _>(ws)
+        .execute(c)
+        .await?;
+    // The schedule row before the endpoint row: the order of a claim, a finish and a scheduled
+    // run's recording (schedule, then endpoint), so none of them waits on this delete in the
+    // opposite order.
+    cached("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(ep)
         .execute(c)
         .await?;
     get(c, ws, ep).await?;
@@ -102,7 +118,6 @@ async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
         "DELETE FROM deliveries WHERE event_id IN \
          (SELECT id FROM outbox_events WHERE workspace_id = $1 AND endpoint_id = $2)",
         "DELETE FROM outbox_events WHERE workspace_id = $1 AND endpoint_id = $2",
-        "DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2",
         "DELETE FROM alert_state WHERE workspace_id = $1 AND endpoint_id = $2",
         "DELETE FROM diffs WHERE workspace_id = $1 AND endpoint_id = $2",
         "DELETE FROM checks WHERE workspace_id = $1 AND endpoint_id = $2",
@@ -314,12 +329,14 @@ impl LifecycleStore for PgStore {
         now: OffsetDateTime,
     ) -> std::result::Result<StoredEndpoint, StoreError> {
         check_text(&changes)?;
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
-            update(c, workspace_id, endpoint_id, &changes, now).await
-        })
-        .await
-        .map_err(StoreError::from)
+        tx!(self, |c| update(
+            c,
+            workspace_id,
+            endpoint_id,
+            &changes,
+            now
+        )
+        .await)
     }
 
     async fn delete_endpoint(
@@ -327,10 +344,7 @@ impl LifecycleStore for PgStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> std::result::Result<(), StoreError> {
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| delete(c, workspace_id, endpoint_id).await)
-            .await
-            .map_err(StoreError::from)
+        tx!(self, |c| delete(c, workspace_id, endpoint_id).await)
     }
 
     async fn list_checks(
@@ -351,12 +365,8 @@ impl LifecycleStore for PgStore {
         webhook_id: Uuid,
         page: PageRequest,
     ) -> std::result::Result<Page<StoredDelivery>, StoreError> {
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
-            list_deliveries(c, workspace_id, webhook_id, page).await
-        })
-        .await
-        .map_err(StoreError::from)
+        tx!(self, |c| list_deliveries(c, workspace_id, webhook_id, page)
+            .await)
     }
 
     async fn begin_checking(
@@ -390,16 +400,15 @@ impl LifecycleStore for PgStore {
         &self,
         now: OffsetDateTime,
     ) -> std::result::Result<u64, StoreError> {
-        let mut conn = self.conn().await?;
-        let n = cached(
+        // Many endpoint rows in one statement: retried when it meets a claim or a delete.
+        let n = statement!(self, |c| Ok(cached(
             "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
              prior_health = NULL, checking_until = NULL, updated_at = $1 \
              WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < $1)",
         )
         .bind::<Timestamptz, _>(micros(now))
-        .execute(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
+        .execute(c)
+        .await?))?;
         Ok(n as u64)
     }
 

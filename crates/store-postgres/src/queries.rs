@@ -63,13 +63,19 @@ pub async fn get_workspace(c: &mut Conn, ws: Uuid) -> Result<Option<Workspace>> 
     Ok(row.map(WorkspaceRow::into_model).transpose()?)
 }
 
-/// The workspace, row-locked until the end of the transaction (serialises creates per
-/// workspace so the endpoint limit holds under concurrency).
+/// The workspace, row-locked until the end of the transaction (serialises creates and deletes
+/// per workspace so the endpoint limit holds under concurrency).
+///
+/// `FOR NO KEY UPDATE`, not `FOR UPDATE`: the key of a workspace never changes, and the weaker
+/// lock does not conflict with the `FOR KEY SHARE` that a foreign key to `workspaces` takes (an
+/// outbox event, a month's first usage row). With `FOR UPDATE`, a check that had updated
+/// `workspace_counts` (its diff's trigger) waited here for a create or delete that held this row
+/// and waited for `workspace_counts`: a deadlock (issue 23).
 async fn lock_workspace(c: &mut Conn, ws: Uuid) -> Result<Workspace> {
     let row = workspaces::table
         .find(ws)
         .select(WorkspaceRow::as_select())
-        .for_update()
+        .for_no_key_update()
         .first(c)
         .await
         .optional()?;

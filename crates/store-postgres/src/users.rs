@@ -8,7 +8,7 @@ use apidrift_store::{
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -99,14 +99,13 @@ impl UserStore for PgStore {
     async fn create_user(&self, new: NewUser) -> Result<StoredUser, StoreError> {
         new.check_text()?;
         let email = new.email.trim().to_lowercase();
-        let mut conn = self.conn().await?;
         let user = StoredUser {
             id: new.id,
             email: email.clone(),
             password_hash: new.password_hash.clone(),
             created_at: new.created_at,
         };
-        conn.transaction::<_, Error, _>(async |c| {
+        tx!(self, |c| {
             diesel::insert_into(users::table)
                 .values((
                     users::id.eq(new.id),
@@ -127,9 +126,7 @@ impl UserStore for PgStore {
                 .execute(c)
                 .await?;
             Ok(())
-        })
-        .await
-        .map_err(StoreError::from)?;
+        })?;
         Ok(user)
     }
 
@@ -185,8 +182,7 @@ impl UserStore for PgStore {
     }
 
     async fn remove_user(&self, user_id: Uuid) -> Result<(), StoreError> {
-        let mut conn = self.conn().await?;
-        conn.transaction::<_, Error, _>(async |c| {
+        tx!(self, |c| {
             diesel::delete(sessions::table.filter(sessions::user_id.eq(user_id)))
                 .execute(c)
                 .await?;
@@ -201,8 +197,6 @@ impl UserStore for PgStore {
             }
             Ok(())
         })
-        .await
-        .map_err(StoreError::from)
     }
 
     async fn create_session(&self, new: NewSession) -> Result<(), StoreError> {

@@ -9,8 +9,8 @@ use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
     DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
-    QuotaOutcome, RecordedCheck, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
-    ids_from_text, ids_to_text, new_id, plan_alerts,
+    QuotaOutcome, RecordedCheck, ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook,
+    WebhookKind, checked_outcome, ids_from_text, ids_to_text, new_id, plan_alerts,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -490,7 +490,13 @@ impl AlertStore for SqliteStore {
         check: NewCheck,
         diff: Option<NewDiff>,
         draft: AlertDraft,
+        finish: Option<ScheduleFinish>,
     ) -> Result<CheckRecording, StoreError> {
+        if let Some(f) = &finish {
+            apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
+        }
+        // One write, so one savepoint of the writer's transaction: the unit, the check and the
+        // schedule's finish commit together or not at all.
         self.write(move |c| {
             // `BEGIN IMMEDIATE` serialises every writer, so the unit is taken first: when none is
             // left, nothing else is written.
@@ -502,9 +508,28 @@ impl AlertStore for SqliteStore {
             }
             let (recorded, alerts_sent) =
                 record_alerting(c, workspace_id, &check, diff.as_ref(), &draft)?;
+            let schedule_finished =
+                match &finish {
+                    // The check set the endpoint's health: only the schedule changes.
+                    Some(f) => cached(
+                        "UPDATE schedules SET next_run_at = ?, last_run_at = ?, last_outcome = ?, \
+                         runs = runs + 1, lease_until = NULL, lease_owner = NULL \
+                         WHERE workspace_id = ? AND endpoint_id = ? AND lease_owner = ?",
+                    )
+                    .bind::<BigInt, _>(ts(f.next_run_at))
+                    .bind::<BigInt, _>(ts(f.now))
+                    .bind::<Text, _>(checked_outcome(recorded.counts.changes, alerts_sent))
+                    .bind::<Text, _>(id(workspace_id))
+                    .bind::<Text, _>(id(check.endpoint_id))
+                    .bind::<Text, _>(&f.owner)
+                    .execute(c)?
+                        > 0,
+                    None => false,
+                };
             Ok(CheckRecording::Recorded {
                 recorded: Box::new(recorded),
                 alerts_sent,
+                schedule_finished,
             })
         })
         .await

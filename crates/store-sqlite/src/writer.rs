@@ -16,6 +16,13 @@
 //!
 //! The transaction is diesel's (`immediate_transaction`, savepoints through `transaction`), so
 //! its transaction manager stays the one that knows the depth (diesel's batch inserts nest).
+//!
+//! No deadlock retry (the PostgreSQL adapter retries `40P01`/`40001`, issue 23): SQLite has no row
+//! locks, and `BEGIN IMMEDIATE` takes the database's one write lock before the first statement,
+//! so two writers never hold parts of each other's locks and nothing can deadlock. `SQLITE_BUSY`
+//! reaches a caller only when another process held the write lock longer than `busy_timeout`
+//! (5 s) while this batch tried to begin; the batch then wrote nothing, and trying again would
+//! only add another wait of the same length.
 
 use crate::{Error, map_db};
 use apidrift_store::StoreError;

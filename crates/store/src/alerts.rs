@@ -268,6 +268,27 @@ pub struct ClaimedSchedule {
     pub next_run_at: OffsetDateTime,
 }
 
+/// The end of a scheduled run that records a check, computed above the store (the next slot,
+/// D17) and written by [`AlertStore::record_check_run`] in the check's own transaction: the
+/// schedule moves to `next_run_at`, counts the run, keeps [`checked_outcome`] as its last outcome
+/// and releases the lease. Check and finish commit together or not at all, so a process killed
+/// in between can no longer leave a recorded check whose slot runs (and takes a quota unit)
+/// again after the lease (issue 23).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduleFinish {
+    /// The lease owner of the claim: when another owner holds the lease (this one's expired and
+    /// was claimed again), the check is still recorded and the schedule is left alone.
+    pub owner: String,
+    pub next_run_at: OffsetDateTime,
+    /// The finish time (`last_run_at`).
+    pub now: OffsetDateTime,
+}
+
+/// `last_outcome` of a scheduled run that recorded its check.
+pub fn checked_outcome(changes: u32, alerts_sent: u32) -> String {
+    format!("checked: {changes} changes, {alerts_sent} alerts queued")
+}
+
 /// Alerts, outbox and schedules. Implemented by both adapters; a supertrait of [`crate::Store`].
 #[async_trait]
 pub trait AlertStore: Send + Sync {
@@ -300,12 +321,19 @@ pub trait AlertStore: Send + Sync {
     /// takes it). When the quota is used up by then, nothing at all is written and the answer is
     /// [`CheckRecording::QuotaExhausted`]. The check's claim mark (health `checking`, set by
     /// [`AlertStore::claim_schedules`]) is replaced by the health the check derives.
+    ///
+    /// With `finish` (a scheduled run), the same transaction also ends the run as
+    /// [`AlertStore::finish_schedule`] would (`runs + 1`, outcome [`checked_outcome`], lease
+    /// released) when `finish.owner` still holds the lease; the answer says whether it did
+    /// (`schedule_finished`). A refusal writes neither; the caller then finishes the run as
+    /// skipped with [`AlertStore::finish_schedule`], as it does every run that records nothing.
     async fn record_check_run(
         &self,
         workspace_id: Uuid,
         check: NewCheck,
         diff: Option<NewDiff>,
         draft: AlertDraft,
+        finish: Option<ScheduleFinish>,
     ) -> Result<CheckRecording, StoreError>;
 
     // ---------------------------------------------------------------- deliveries

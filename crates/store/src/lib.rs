@@ -52,6 +52,7 @@
 pub mod alerts;
 pub mod lifecycle;
 pub mod ops;
+pub mod retry;
 pub mod rules;
 pub mod text;
 pub mod types;

@@ -1034,12 +1034,13 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
     let first = diff(None, vec![change("$.a", Severity::Breaking)], at(10));
     let first_id = first.id;
     match store
-        .record_check_run(ws.id, check(e.id, at(10)), Some(first), d)
+        .record_check_run(ws.id, check(e.id, at(10)), Some(first), d, None)
         .await?
     {
         CheckRecording::Recorded {
             recorded,
             alerts_sent,
+            ..
         } => {
             assert_eq!((recorded.health, alerts_sent), (Health::Breaking, 1));
             assert_eq!(recorded.check.diff_id, Some(first_id));
@@ -1052,7 +1053,13 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
     // Two clean checks: the second resolves nothing more, both take a unit.
     for ms in [20, 30] {
         let r = store
-            .record_check_run(ws.id, check(e.id, at(ms)), None, draft(None, None, at(ms)))
+            .record_check_run(
+                ws.id,
+                check(e.id, at(ms)),
+                None,
+                draft(None, None, at(ms)),
+                None,
+            )
             .await?;
         assert!(
             matches!(r, CheckRecording::Recorded { .. }),
@@ -1074,6 +1081,7 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
             check(e.id, at(40)),
             Some(refused),
             draft(Some("fp2"), Some(Severity::Breaking), at(40)),
+            None,
         )
         .await?;
     assert_eq!(r, CheckRecording::QuotaExhausted { used: 3, quota: 3 });
@@ -1102,7 +1110,8 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
                 ws.id,
                 check(e.id, next_month),
                 None,
-                draft(None, None, next_month)
+                draft(None, None, next_month),
+                None,
             )
             .await?,
         CheckRecording::Recorded { .. }
@@ -1115,6 +1124,7 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
             check(e.id, at(50)),
             None,
             draft(None, None, at(50)),
+            None,
         )
         .await;
     assert!(matches!(r, Err(StoreError::NotFound)), "{r:?}");
@@ -1141,6 +1151,7 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
                     check(ep, at(100 + i)),
                     Some(d),
                     draft(Some("c"), Some(Severity::Warning), at(100 + i)),
+                    None,
                 )
                 .await
         });
@@ -1222,6 +1233,7 @@ pub async fn alert_schedule_claim_marks_checking(store: Arc<dyn Store>) -> TestR
             check(ran.id, at(20)),
             None,
             draft(None, None, at(20)),
+            None,
         )
         .await?;
     assert!(matches!(r, CheckRecording::Recorded { .. }), "{r:?}");
@@ -1308,6 +1320,158 @@ pub async fn alert_schedule_leases_extend(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// Issue 23: a scheduled run's check and its schedule's finish are ONE transaction. Recorded
+/// with a [`ScheduleFinish`], the slot is finished by the same commit: a process killed right
+/// after it (no `finish_schedule`) leaves nothing to claim again once the lease has passed, and
+/// the quota was spent once. A finish whose owner lost the lease writes no schedule change (the
+/// check is kept); a recording that fails inside its transaction writes neither the check nor
+/// the finish, and takes no unit.
+pub async fn alert_scheduled_run_finishes_with_its_check(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "slots", None, Some(10)).await?;
+    let e = scheduled_endpoint(&*store, ws.id, "e").await?;
+    let due = at(5);
+    let next = due + Duration::hours(1);
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: ws.id,
+            endpoint_id: e.id,
+            cadence: Cadence::Every(Frequency::Hourly),
+            next_run_at: due,
+        }])
+        .await?;
+    assert_eq!(
+        store.claim_schedules("w", at(10), LEASE, 10).await?.len(),
+        1
+    );
+    let finish = |owner: &str, next_run_at: OffsetDateTime, now: OffsetDateTime| ScheduleFinish {
+        owner: owner.into(),
+        next_run_at,
+        now,
+    };
+
+    // The run records a drift and finishes its slot in the same transaction.
+    let mut first = check(e.id, at(20));
+    first.scheduled = true;
+    let first_diff = diff(None, vec![change("$.a", Severity::Warning)], at(20));
+    let first_diff_id = first_diff.id;
+    match store
+        .record_check_run(
+            ws.id,
+            first,
+            Some(first_diff),
+            draft(Some("a"), Some(Severity::Warning), at(20)),
+            Some(finish("w", next, at(21))),
+        )
+        .await?
+    {
+        CheckRecording::Recorded {
+            schedule_finished,
+            alerts_sent,
+            recorded,
+        } => {
+            assert!(schedule_finished, "the owner held the lease");
+            assert_eq!((alerts_sent, recorded.counts.changes), (0, 1));
+        }
+        x => return Err(fail(format!("scheduled run: {x:?}"))),
+    }
+    // Killed here: no `finish_schedule`. Once the lease has passed, the slot is not claimable
+    // again (it would run, and take a unit, a second time).
+    let again = store
+        .claim_schedules("rescuer", after_lease(10), LEASE, 10)
+        .await?;
+    assert!(
+        again.is_empty(),
+        "the recorded slot was claimed again: {again:?}"
+    );
+    let info = store
+        .schedule_of(ws.id, e.id)
+        .await?
+        .ok_or_else(|| fail("schedule row gone"))?;
+    assert_eq!(
+        (info.next_run_at, info.last_run_at, info.runs, info.skipped),
+        (next, Some(at(21)), 1, 0)
+    );
+    assert_eq!(
+        info.last_outcome.as_deref(),
+        Some(checked_outcome(1, 0).as_str())
+    );
+    assert_eq!(store.check_usage(ws.id, at(20)).await?, 1, "one unit spent");
+    assert_eq!(
+        store.get_endpoint(ws.id, e.id).await?.map(|e| e.health),
+        Some(Health::Warning),
+        "the check's health, not the claim's mark"
+    );
+    // The lease was released with the finish: "w" no longer holds it.
+    assert!(
+        !store
+            .finish_schedule(e.id, "w", next, "late", false, at(22))
+            .await?
+    );
+
+    // The next slot: claimed by "w2"; a recording whose finish names another owner keeps its
+    // check but leaves the schedule to the lease holder.
+    assert_eq!(store.claim_schedules("w2", next, LEASE, 10).await?.len(), 1);
+    let lost = check(e.id, next + Duration::seconds(1));
+    let lost_id = lost.id;
+    match store
+        .record_check_run(
+            ws.id,
+            lost,
+            None,
+            draft(None, None, next),
+            Some(finish("w", next + Duration::hours(1), next)),
+        )
+        .await?
+    {
+        CheckRecording::Recorded {
+            schedule_finished, ..
+        } => assert!(!schedule_finished, "another owner holds the lease"),
+        x => return Err(fail(format!("lost lease: {x:?}"))),
+    }
+    assert!(store.get_check(ws.id, lost_id).await?.is_some());
+    let info = store
+        .schedule_of(ws.id, e.id)
+        .await?
+        .ok_or_else(|| fail("schedule row gone"))?;
+    assert_eq!((info.next_run_at, info.runs), (next, 1));
+    assert_eq!(store.check_usage(ws.id, at(20)).await?, 2);
+
+    // Failure inside the transaction: the check row is inserted, then its diff collides with an
+    // existing diff id. Neither the check nor the finish is written, and no unit is taken.
+    let failing = check(e.id, next + Duration::seconds(2));
+    let failing_id = failing.id;
+    let mut colliding = diff(None, vec![change("$.b", Severity::Breaking)], next);
+    colliding.id = first_diff_id;
+    let r = store
+        .record_check_run(
+            ws.id,
+            failing,
+            Some(colliding),
+            draft(Some("b"), Some(Severity::Breaking), next),
+            Some(finish("w2", next + Duration::hours(1), next)),
+        )
+        .await;
+    assert!(r.is_err(), "a colliding diff id must fail: {r:?}");
+    assert!(store.get_check(ws.id, failing_id).await?.is_none());
+    let info = store
+        .schedule_of(ws.id, e.id)
+        .await?
+        .ok_or_else(|| fail("schedule row gone"))?;
+    assert_eq!(
+        (info.next_run_at, info.runs),
+        (next, 1),
+        "no finish written"
+    );
+    assert_eq!(store.check_usage(ws.id, at(20)).await?, 2, "no unit taken");
+    // The lease is still w2's: its run can still be finished (as a failed run).
+    assert!(
+        store
+            .finish_schedule(e.id, "w2", next + Duration::hours(1), "failed", false, next)
+            .await?
+    );
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per [`AlertStore`] case (called by
 /// [`crate::conformance_suite!`]; not meant to be used on its own).
 #[doc(hidden)]
@@ -1326,6 +1490,7 @@ macro_rules! alert_conformance_cases {
             alert_record_check_run,
             alert_schedule_claim_marks_checking,
             alert_schedule_leases_extend,
+            alert_scheduled_run_finishes_with_its_check,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {

@@ -144,6 +144,9 @@ pub enum CheckRecording {
         /// Boxed: a check row is large next to the refusal.
         recorded: Box<RecordedCheck>,
         alerts_sent: u32,
+        /// Whether the [`crate::ScheduleFinish`] given with the check was written in the same
+        /// transaction (false without one, or when its owner no longer held the lease).
+        schedule_finished: bool,
     },
     /// The month's quota was used up before this check could take its unit: nothing was written.
     QuotaExhausted { used: u64, quota: u32 },

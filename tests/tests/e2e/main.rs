@@ -18,6 +18,7 @@ mod intake;
 mod lifecycle;
 mod metrics;
 mod ops;
+mod races;
 mod reads;
 mod scaleout;
 mod validate_cli;
