@@ -16,7 +16,7 @@ use apidrift_model::SecretString;
 use apidrift_monitor::{KeepAlive, WorkerConfig};
 use apidrift_seal::{KeyRing, SecretKey};
 use config::{Config, Environment, File, FileFormat};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,33 @@ const LOG_VARIABLES: &[(&str, &str)] = &[
     ("APIDRIFT_LOG_FORMAT", "log.format"),
 ];
 
+/// `APIDRIFT_` variables of command-line flags (clap's `env`): they are not settings.
+pub const FLAG_VARIABLES: &[&str] = &["APIDRIFT_CONFIG", "APIDRIFT_WORKSPACE", "APIDRIFT_ROLE"];
+
+/// `APIDRIFT_` variables that the project's own tests, benchmarks and scripts read (a test may
+/// leave them set in the environment of the binary it starts): never settings, never refused.
+const HARNESS_PREFIXES: &[&str] = &[
+    "APIDRIFT_TEST_",
+    "APIDRIFT_SKIP_",
+    "APIDRIFT_BENCH_",
+    "APIDRIFT_UPDATE_",
+    "APIDRIFT_FUZZ_",
+    "APIDRIFT_E2E_",
+    "APIDRIFT_PG_",
+];
+const HARNESS_VARIABLES: &[&str] = &["APIDRIFT_BIN", "APIDRIFT_PROXY_CHILD"];
+
+/// Whether the `APIDRIFT_` variable `name` is read as a setting through `config`'s environment
+/// source (every other one is a flag's, a list's, a log's or the test harness's).
+fn is_setting_variable(name: &str) -> bool {
+    name.starts_with("APIDRIFT_")
+        && !FLAG_VARIABLES.contains(&name)
+        && !HARNESS_VARIABLES.contains(&name)
+        && !HARNESS_PREFIXES.iter().any(|p| name.starts_with(p))
+        && LIST_VARIABLES.iter().all(|(n, _)| *n != name)
+        && LOG_VARIABLES.iter().all(|(n, _)| *n != name)
+}
+
 /// The database flags of every command that uses a database; `global` within that
 /// command, so they may follow any of its subcommands.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -63,16 +90,18 @@ pub struct Overrides {
 }
 
 /// The resolved configuration. Secret values are [`SecretString`]s: they print `***`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Which database to use (`DATABASE_URL`).
+    #[serde(serialize_with = "redacted_url")]
     pub database_url: String,
     /// The active sealing key (`ENDPOINT_SECRET_KEY`): 32 bytes as standard base64 or 64 hex.
-    #[serde(default)]
+    #[serde(default, serialize_with = "redacted")]
     pub secret_key: Option<SecretString>,
     /// Previous keys, comma separated, that still open older values
     /// (`ENDPOINT_SECRET_KEY_PREVIOUS`).
-    #[serde(default)]
+    #[serde(default, serialize_with = "redacted")]
     pub secret_key_previous: Option<SecretString>,
     /// A file holding the active key on one line (`APIDRIFT_SECRET_KEY_FILE`). Without it, and
     /// without `secret_key`, the key file beside a SQLite database is used when it exists.
@@ -104,8 +133,8 @@ pub struct Settings {
 }
 
 /// `[log]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LogSettings {
     /// `tracing` filter directives (`APIDRIFT_LOG`), e.g. `info` or
     /// `apidrift=debug,actix_web=warn`; unset means `info`.
@@ -115,7 +144,7 @@ pub struct LogSettings {
 }
 
 /// The log line format.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     #[default]
@@ -124,17 +153,18 @@ pub enum LogFormat {
 }
 
 /// `[metrics]`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MetricsSettings {
     /// When set, `GET /metrics` requires `Authorization: Bearer TOKEN`
     /// (`APIDRIFT_METRICS__TOKEN`).
+    #[serde(serialize_with = "redacted")]
     pub token: Option<SecretString>,
 }
 
 /// `[retention]` (`APIDRIFT_RETENTION__CHECK_DAYS=…`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct RetentionSettings {
     /// Check rows without a diff older than this many days are pruned by the worker with their
     /// sealed bodies (default 90; 0 keeps them forever). Checks that recorded a diff are kept.
@@ -148,8 +178,8 @@ impl Default for RetentionSettings {
 }
 
 /// `[baseline]` (`APIDRIFT_BASELINE__SAMPLE_INTERVAL_MS=…`, `APIDRIFT_BASELINE__FIRST_SAMPLES=…`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct BaselineSettings {
     /// The pause between the samples of a capture with `samples` > 1, in milliseconds
     /// (default 1000).
@@ -190,8 +220,8 @@ impl BaselineSettings {
 /// `[limits]`: requests per window (`window_secs`, default 60) per workspace and class, with a
 /// burst of the same figure (GCRA), and per client address for requests without a valid token
 /// (`APIDRIFT_LIMITS__READS_PER_MINUTE=…`, …).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LimitSettings {
     pub reads_per_minute: u32,
     pub checks_per_minute: u32,
@@ -224,8 +254,8 @@ impl Default for LimitSettings {
 
 /// `[worker]`: the background loops of `serve --role worker|all`. Durations in
 /// milliseconds unless named otherwise (`APIDRIFT_WORKER__POLL_MS=…`, …).
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkerSettings {
     /// Sleep between claims when nothing is due.
     pub poll_ms: u64,
@@ -301,7 +331,8 @@ impl WorkerSettings {
 }
 
 /// `[server]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
 pub struct ServerSettings {
     /// Listen address (`APIDRIFT_SERVER__BIND`, `--bind`).
     #[allow(dead_code, reason = "read by `serve`, which arrives with the API")]
@@ -317,8 +348,8 @@ pub struct ServerSettings {
 }
 
 /// `[outbound]`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct OutboundSettings {
     /// Address ranges outbound requests may reach despite the SSRF rules (D14), e.g.
     /// `127.0.0.0/8` (`APIDRIFT_OUTBOUND__ALLOW_CIDRS`, comma separated).
@@ -378,12 +409,7 @@ pub fn load(
     }
     let apidrift_env: config::Map<String, String> = env
         .iter()
-        .filter(|(k, _)| {
-            k.starts_with("APIDRIFT_")
-                && k.as_str() != "APIDRIFT_CONFIG"
-                && LIST_VARIABLES.iter().all(|(name, _)| name != k)
-                && LOG_VARIABLES.iter().all(|(name, _)| name != k)
-        })
+        .filter(|(k, _)| is_setting_variable(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     builder = builder.add_source(
@@ -427,7 +453,10 @@ pub fn load(
     let settings: Settings = builder
         .build()
         .and_then(Config::try_deserialize)
-        .map_err(config_error)?;
+        .map_err(|e| match unknown_key(&e.to_string(), file, env) {
+            Some(text) => CliError(text),
+            None => config_error(e),
+        })?;
     if settings.database_url.trim().is_empty() {
         return Err(CliError("database URL is empty".into()));
     }
@@ -442,6 +471,106 @@ pub fn load(
         }
     }
     Ok(settings)
+}
+
+/// A secret as `config check` shows it: `<redacted>` when set.
+fn redacted<S: serde::Serializer>(value: &Option<SecretString>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(_) => s.serialize_str("<redacted>"),
+        None => s.serialize_none(),
+    }
+}
+
+/// A database URL as `config check` shows it: a password in it as `<redacted>`.
+fn redacted_url<S: serde::Serializer>(value: &str, s: S) -> Result<S::Ok, S::Error> {
+    match url::Url::parse(value) {
+        Ok(mut url) if url.password().is_some() => {
+            // `<` and `>` would be percent-encoded in the URL: put them in after.
+            let _ = url.set_password(Some("REDACTED"));
+            s.serialize_str(&url.as_str().replacen(":REDACTED@", ":<redacted>@", 1))
+        }
+        _ => s.serialize_str(value),
+    }
+}
+
+/// The message for a key that names no setting, from serde's `unknown field `X`, expected one
+/// of `a`, `b` for key `section`` (every struct of [`Settings`] denies unknown fields): where
+/// it came from (an `APIDRIFT_` variable, else the file) and the nearest valid key.
+fn unknown_key(text: &str, file: Option<&Path>, env: &HashMap<String, String>) -> Option<String> {
+    let rest = text.split_once("unknown field `")?.1;
+    let (field, rest) = rest.split_once('`')?;
+    let (expected, section) = match rest.split_once(" for key `") {
+        Some((expected, section)) => (expected, Some(section.trim_end_matches('`'))),
+        None => (rest, None),
+    };
+    let expected: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let key = |name: &str| match section {
+        Some(s) => format!("{s}.{name}"),
+        None => name.to_owned(),
+    };
+    let variable = |key: &str| format!("APIDRIFT_{}", key.to_ascii_uppercase().replace('.', "__"));
+    let wrong = variable(&key(field));
+    let from_env = env
+        .keys()
+        .filter(|k| is_setting_variable(k))
+        .filter(|k| *k == &wrong || k.starts_with(&format!("{wrong}__")))
+        .min();
+    if let Some(name) = from_env {
+        // The variables that are valid at that place, and the ones with names of their own.
+        let rest = &name[wrong.len()..];
+        let mut valid: Vec<String> = expected
+            .iter()
+            .map(|e| format!("{}{rest}", variable(&key(e))))
+            .collect();
+        valid.extend(FLAG_VARIABLES.iter().map(|v| (*v).to_owned()));
+        valid.extend(LIST_VARIABLES.iter().map(|(v, _)| (*v).to_owned()));
+        valid.extend(LOG_VARIABLES.iter().map(|(v, _)| (*v).to_owned()));
+        let hint = nearest(name, valid.iter().map(String::as_str))
+            .map_or_else(|| ".".to_owned(), |n| format!("; did you mean {n}?"));
+        return Some(format!(
+            "the environment variable {name} names no setting{hint} Unset or rename it (docs/configuration.md lists every variable)"
+        ));
+    }
+    let place = match file {
+        Some(path) => format!("configuration file {}", path.display()),
+        None => "configuration".to_owned(),
+    };
+    let hint = nearest(field, expected.iter().copied()).map_or_else(
+        || ".".to_owned(),
+        |n| format!("; did you mean `{}`?", key(n)),
+    );
+    Some(format!(
+        "{place}: unknown key `{}`{hint} Remove or rename it (docs/configuration.md lists every key)",
+        key(field)
+    ))
+}
+
+/// The candidate closest to `word` by edit distance, when it is close enough to be a typo.
+fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let word = word.to_ascii_lowercase();
+    candidates
+        .map(|c| (edit_distance(&word, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance over bytes (keys and variable names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(above + 1);
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// [`load`] with the process environment and the global flags.
@@ -648,6 +777,95 @@ mod tests {
         let bad = env(&[("APIDRIFT_OUTBOUND__IDLE_TIMEOUT_SECS", "-1")]);
         assert!(load(None, &bad, &Overrides::default()).is_err());
         Ok(())
+    }
+
+    /// An unknown key stops the load, naming where it came from and the nearest valid key;
+    /// the variables of flags and of the test harness are not settings and pass.
+    #[test]
+    fn unknown_keys_are_refused_with_the_nearest_valid_one() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        let refused = |file: Option<&Path>, e: &HashMap<String, String>| {
+            load(file, e, &Overrides::default())
+                .err()
+                .map(|e| e.0)
+                .unwrap_or_default()
+        };
+        std::fs::write(&file, "[servr]\nbind = \"127.0.0.1:1\"\n")?;
+        let text = refused(Some(&file), &env(&[]));
+        assert!(
+            text.contains("apidrift.toml: unknown key `servr`; did you mean `server`?"),
+            "{text}"
+        );
+        std::fs::write(&file, "[limits]\nreads_per_minut = 5\n")?;
+        let text = refused(Some(&file), &env(&[]));
+        assert!(
+            text.contains(
+                "unknown key `limits.reads_per_minut`; did you mean `limits.reads_per_minute`?"
+            ),
+            "{text}"
+        );
+        std::fs::write(&file, "colour = true\n")?;
+        let text = refused(Some(&file), &env(&[]));
+        assert!(
+            text.contains("unknown key `colour`") && !text.contains("did you mean"),
+            "{text}"
+        );
+
+        let text = refused(None, &env(&[("APIDRIFT_SERVR__BIND", "127.0.0.1:1")]));
+        assert!(
+            text.contains("variable APIDRIFT_SERVR__BIND names no setting; did you mean APIDRIFT_SERVER__BIND?"),
+            "{text}"
+        );
+        let text = refused(None, &env(&[("APIDRIFT_WORKER__POL_MS", "5")]));
+        assert!(
+            text.contains("did you mean APIDRIFT_WORKER__POLL_MS?"),
+            "{text}"
+        );
+        let text = refused(None, &env(&[("APIDRIFT_LOG_FORMT", "json")]));
+        assert!(text.contains("did you mean APIDRIFT_LOG_FORMAT?"), "{text}");
+        let text = refused(None, &env(&[("APIDRIFT_BIND", "127.0.0.1:1")]));
+        assert!(text.contains("APIDRIFT_BIND names no setting"), "{text}");
+
+        let fine = env(&[
+            ("APIDRIFT_WORKSPACE", "x"),
+            ("APIDRIFT_ROLE", "api"),
+            ("APIDRIFT_TEST_DATABASE_URL", "postgres://x"),
+            ("APIDRIFT_SKIP_POSTGRES", "1"),
+            ("APIDRIFT_BIN", "/tmp/x"),
+            ("APIDRIFT_E2E_RACE_SECS", "1"),
+            ("APIDRIFT_LOG", "debug"),
+        ]);
+        load(None, &fine, &Overrides::default())?;
+        Ok(())
+    }
+
+    /// Every `APIDRIFT_` variable a command-line flag reads is in [`FLAG_VARIABLES`], so that
+    /// strict loading never refuses it.
+    #[test]
+    fn flag_variables_are_listed() {
+        use clap::CommandFactory as _;
+        fn walk(cmd: &clap::Command, found: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                if let Some(name) = arg.get_env().and_then(|n| n.to_str()) {
+                    found.push(name.to_owned());
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, found);
+            }
+        }
+        let mut found = Vec::new();
+        walk(&crate::Cli::command(), &mut found);
+        let missing: Vec<&String> = found
+            .iter()
+            .filter(|n| n.starts_with("APIDRIFT_") && !FLAG_VARIABLES.contains(&n.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "flag variables missing from FLAG_VARIABLES: {missing:?}"
+        );
+        assert!(found.iter().any(|n| n == "APIDRIFT_WORKSPACE"), "{found:?}");
     }
 
     #[test]

@@ -149,6 +149,9 @@ enum Command {
     /// sample upstream that drifts, a diff on screen and the console to look at it; Ctrl-C ends
     /// it and deletes everything it created.
     Demo(cmd::demo::DemoArgs),
+    /// Check the configuration: print the effective settings (secrets redacted), or name what
+    /// is wrong (an unknown key, a bad value) and exit 2.
+    Config(DbGroup<cmd::settings::ConfigCommand>),
 }
 
 /// How to create a database on purpose, for commands without `--create`.
@@ -210,6 +213,7 @@ fn main() -> ExitCode {
         Command::Snapshot(args) => cmd::snapshot::run(&GlobalArgs::default(), args),
         // Its own temporary database and allow-list; no database flags.
         Command::Demo(args) => cmd::demo::run(args),
+        Command::Config(c) => cmd::settings::run(&merge(c.db), c.command),
     };
     match result {
         Ok(code) => code,

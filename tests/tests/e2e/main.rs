@@ -15,6 +15,7 @@ mod env;
 mod hostile;
 mod import;
 mod intake;
+mod integrity;
 mod lifecycle;
 mod metrics;
 mod ops;

@@ -11,6 +11,7 @@ pub mod keygen;
 pub mod keys;
 pub mod migrate;
 pub mod serve;
+pub mod settings;
 pub mod snapshot;
 pub mod token;
 pub mod user;

@@ -1,0 +1,132 @@
+//! Nothing silent (integrity): an unknown configuration key, in a file or in an `APIDRIFT_`
+//! variable, stops the binary with exit 2 naming it and the nearest valid key;
+//! `apidrift config check` prints the effective settings without a secret; a new SQLite
+//! database is created 0600 whatever the umask.
+
+use apidrift_e2e::{binary, stderr, stdout};
+use std::error::Error;
+use std::process::{Command, Output, Stdio};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// `apidrift ARGS…` in `dir` with `env` (and no inherited `APIDRIFT_` or key variables).
+fn run_in(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::io::Result<Output> {
+    let mut cmd = Command::new(binary());
+    cmd.args(args).current_dir(dir).stdin(Stdio::null());
+    for name in apidrift_e2e::server::CLEARED {
+        cmd.env_remove(name);
+    }
+    cmd.envs(env.iter().copied()).output()
+}
+
+#[test]
+fn unknown_configuration_keys_stop_the_start() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("apidrift.toml");
+    std::fs::write(&file, "[servr]\nbind = \"127.0.0.1:0\"\n")?;
+    let conf = file.to_string_lossy().into_owned();
+    let db = format!("sqlite://{}", dir.path().join("x.db").display());
+    let out = run_in(
+        dir.path(),
+        &["serve", "--config", &conf, "--database-url", &db],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown key `servr`; did you mean `server`?"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing was created: the start stopped before the database was opened.
+    assert!(!dir.path().join("x.db").exists());
+
+    let out = run_in(
+        dir.path(),
+        &["serve", "--database-url", &db],
+        &[("APIDRIFT_SERVR__BIND", "127.0.0.1:0")],
+    )?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("APIDRIFT_SERVR__BIND names no setting; did you mean APIDRIFT_SERVER__BIND?"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &["config", "check"],
+        &[("APIDRIFT_LIMITS__READS_PER_MINUT", "5")],
+    )?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean APIDRIFT_LIMITS__READS_PER_MINUTE?"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}
+
+#[test]
+fn config_check_prints_the_settings_without_a_secret() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("apidrift.toml");
+    std::fs::write(
+        &file,
+        "[limits]\nreads_per_minute = 7\n[metrics]\ntoken = \"CANARY-metrics-token\"\n",
+    )?;
+    let conf = file.to_string_lossy().into_owned();
+    let key = "Q0FOQVJZLWtleS0wMTIzNDU2Nzg5MDEyMzQ1Njc4OTA=";
+    let out = run_in(
+        dir.path(),
+        &["config", "check", "--config", &conf],
+        &[
+            ("ENDPOINT_SECRET_KEY", key),
+            (
+                "DATABASE_URL",
+                "postgres://apidrift:CANARY-db-password@127.0.0.1:5432/apidrift",
+            ),
+        ],
+    )?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let settings: serde_json::Value = serde_json::from_str(&text)?;
+    assert_eq!(settings["limits"]["reads_per_minute"], 7);
+    assert_eq!(settings["metrics"]["token"], "<redacted>");
+    assert_eq!(settings["secret_key"], "<redacted>");
+    assert_eq!(
+        settings["database_url"],
+        "postgres://apidrift:<redacted>@127.0.0.1:5432/apidrift"
+    );
+    for secret in ["CANARY", key] {
+        assert!(!text.contains(secret), "{text}");
+        assert!(!stderr(&out).contains(secret));
+    }
+    Ok(())
+}
+
+/// Under umask 000 (the loosest), a new database and its WAL files are still 0600.
+#[cfg(unix)]
+#[test]
+fn a_new_database_is_private_whatever_the_umask() -> TestResult {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("fresh.db");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" migrate --create --database-url \"$1\"")
+        .arg(binary())
+        .arg(format!("sqlite://{}", db.display()))
+        .current_dir(dir.path())
+        .env_remove("DATABASE_URL")
+        .output()?;
+    assert!(out.status.success(), "{}", stderr(&out));
+    for entry in std::fs::read_dir(dir.path())? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("fresh.db") {
+            let mode = entry.metadata()?.permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{name} is {mode:o}");
+        }
+    }
+    Ok(())
+}
