@@ -863,8 +863,10 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
         } => {
             status = error.status_code();
             refusal = error.to_string();
-            // A Slack or Discord URL is a secret: a refused form does not send it back.
-            let url = if matches!(kind.as_str(), "slack" | "discord") {
+            // A Slack or Discord URL is a secret, and so is any URL that holds one by its form
+            // (a query value, a Discord token, …): a refused form does not send it back.
+            let hook_kind = kind.parse().unwrap_or(apidrift_store::WebhookKind::Generic);
+            let url = if apidrift_monitor::redact::text_holds_secret(hook_kind, url) {
                 ""
             } else {
                 url.as_str()
