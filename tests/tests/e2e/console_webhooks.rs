@@ -9,7 +9,8 @@
 //! Webhook URLs that hold a secret by their form (issue 23, item 6): a Discord URL given as a
 //! `slack` webhook (`/api/webhooks/{id}/{token}/slack`), a generic URL with `?key=&token=` and a
 //! Mattermost-style `/hooks/{key}` URL are delivered to in full, but their secret appears in no
-//! API answer, console page, CLI output, log line, nor in clear in the database.
+//! API answer, console page, CLI output, log line, nor in clear in the database. The console's
+//! endpoint list and detail show an endpoint URL's query values hidden (item 8).
 
 use crate::console::{Upstream, csrf_of, form};
 use crate::env::{Backend, Env};
@@ -670,6 +671,7 @@ const DISCORD_VIA_SLACK_TOKEN: &str = "discordViaSlackToken5e7d";
 const QUERY_KEY: &str = "genericQueryKey0c4f";
 const QUERY_TOKEN: &str = "genericQueryToken9a2b";
 const HOOKS_KEY: &str = "mattermostHookKey71d3";
+const ENDPOINT_KEY: &str = "consoleEndpointApiKey3c8a";
 
 fn secret_bearing_urls_are_redacted(backend: Backend) -> TestResult {
     let Some(env) = Env::new(backend, ENV)? else {
@@ -799,6 +801,28 @@ fn secret_bearing_urls_are_redacted(backend: Backend) -> TestResult {
         assert!(tested.contains("Test delivered"), "{tested}");
         pages.push(page);
         pages.push(tested);
+    }
+    // An endpoint with a key in its URL query: the console's list and detail hide the value.
+    let keyed = format!("{}?api_key={ENDPOINT_KEY}&v=2", up.url);
+    let res = site.api(
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({ "name": "keyed", "url": keyed })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let keyed_id = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let shown = format!("{}?api_key=…&amp;v=…", up.url);
+    for path in [
+        "/console/endpoints".to_owned(),
+        format!("/console/endpoints/{keyed_id}"),
+    ] {
+        let page = site.get(&path, &admin)?.text();
+        assert!(page.contains(&shown), "{page}");
+        assert!(!page.contains(ENDPOINT_KEY), "{page}");
     }
     // A refused add does not send a secret-bearing URL back into the form.
     let csrf = csrf_of(&pages[0]).ok_or("no csrf")?;

@@ -298,15 +298,22 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         )
         .await
         .map_err(ApiError::store)?;
+    // Query values hidden, as every alert message shows the URL (an API key may sit there).
+    let urls: Vec<String> = found
+        .items
+        .iter()
+        .map(|e| apidrift_monitor::redact::query_values(&e.url))
+        .collect();
     let rows = found
         .items
         .iter()
-        .map(|e| views::endpoints::EndpointRow {
+        .zip(&urls)
+        .map(|(e, url)| views::endpoints::EndpointRow {
             id: e.id,
             name: &e.name,
             health: e.health,
             method: e.method.as_str(),
-            url: &e.url,
+            url,
             environment: &e.environment,
             last_checked_at: e.last_checked_at,
             response_time: e.response_time,
@@ -430,12 +437,14 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         .collect();
     let next = offset + u64::from(CHECKS_PAGE);
     let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
+    // Query values hidden, as on the endpoint list and in alert messages.
+    let shown_url = apidrift_monitor::redact::query_values(&e.url);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
         name: &e.name,
         health: e.health,
         method: e.method.as_str(),
-        url: &e.url,
+        url: &shown_url,
         environment: &e.environment,
         auth_type: e.auth_type.as_str(),
         diff_mode: e.diff_mode.as_str(),
