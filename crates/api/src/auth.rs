@@ -95,9 +95,10 @@ impl<P: Policy> FromRequest for Authed<P> {
     }
 }
 
-/// The bearer token of the request when the header is well formed: exactly one `Authorization`
-/// header, scheme `Bearer` (any case), and a token that passes the format and checksum test.
-fn bearer(req: &HttpRequest) -> Option<&str> {
+/// The credentials of a `Bearer` `Authorization` header: exactly one such header, its scheme
+/// `Bearer` in any case (RFC 9110 §11.1: the scheme is case-insensitive), then the token with
+/// the spaces around it removed. The API's extractor and `GET /metrics` both read it here.
+pub(crate) fn bearer_credentials(req: &HttpRequest) -> Option<&str> {
     let mut values = req.headers().get_all(header::AUTHORIZATION);
     let value = values.next()?;
     if values.next().is_some() {
@@ -108,7 +109,13 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
     if !scheme.eq_ignore_ascii_case("bearer") {
         return None;
     }
-    let candidate = rest.trim_matches(' ');
+    Some(rest.trim_matches(' '))
+}
+
+/// The bearer token of the request when the header is well formed ([`bearer_credentials`]) and
+/// the token passes the format and checksum test.
+fn bearer(req: &HttpRequest) -> Option<&str> {
+    let candidate = bearer_credentials(req)?;
     apidrift_monitor::service::token_well_formed(candidate).then_some(candidate)
 }
 

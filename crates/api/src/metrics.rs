@@ -1,7 +1,8 @@
 //! `GET /metrics`: the Prometheus text exposition format (0.0.4) on the main port.
 //!
 //! Without `[metrics] token` the route needs no credential (like `/healthz`); with one, it needs
-//! `Authorization: Bearer TOKEN` and answers 401 otherwise. Families (see docs/operations.md):
+//! `Authorization: Bearer TOKEN` (the scheme in any case, as RFC 9110 has it) and answers 401
+//! otherwise. Families (see docs/operations.md):
 //!
 //! * `apidrift_http_requests_total{route,method,status}` and
 //!   `apidrift_http_request_duration_seconds{route}` (histogram), counted by [`observe`], which
@@ -243,11 +244,7 @@ impl std::fmt::Debug for TokenDigest {
 /// Whether the request carries the configured bearer token (compared in constant time over
 /// SHA-256 digests, so neither the length nor a prefix leaks).
 fn authorized(req: &HttpRequest, expected: &TokenDigest) -> bool {
-    let mut values = req.headers().get_all(header::AUTHORIZATION);
-    let (Some(value), None) = (values.next(), values.next()) else {
-        return false;
-    };
-    let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")) else {
+    let Some(token) = crate::auth::bearer_credentials(req) else {
         return false;
     };
     let given = digest(token.trim());
@@ -291,6 +288,39 @@ pub fn configure(config: &mut web::ServiceConfig) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_scheme_is_case_insensitive() {
+        let expected = digest("metrics-token-1");
+        let with = |value: &str| {
+            actix_web::test::TestRequest::default()
+                .insert_header((header::AUTHORIZATION, value))
+                .to_http_request()
+        };
+        for value in [
+            "Bearer metrics-token-1",
+            "bearer metrics-token-1",
+            "BEARER metrics-token-1",
+            "bEaReR  metrics-token-1 ",
+        ] {
+            assert!(authorized(&with(value), &expected), "{value}");
+        }
+        for value in [
+            "Bearer wrong",
+            "Basic metrics-token-1",
+            "Bearermetrics-token-1",
+            "metrics-token-1",
+        ] {
+            assert!(!authorized(&with(value), &expected), "{value}");
+        }
+        let none = actix_web::test::TestRequest::default().to_http_request();
+        assert!(!authorized(&none, &expected));
+        let twice = actix_web::test::TestRequest::default()
+            .append_header((header::AUTHORIZATION, "Bearer metrics-token-1"))
+            .append_header((header::AUTHORIZATION, "Bearer metrics-token-1"))
+            .to_http_request();
+        assert!(!authorized(&twice, &expected));
+    }
 
     #[test]
     fn labels_are_escaped_and_methods_bounded() {

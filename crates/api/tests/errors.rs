@@ -357,3 +357,38 @@ async fn media_type_size_and_method_share_the_envelope() -> TestResult {
     );
     Ok(())
 }
+
+/// RFC 9110 §11.1: the authentication scheme is case-insensitive. `bearer` and `BEARER` are
+/// accepted by the API's token extractor and by `GET /metrics`; another scheme is 401.
+#[actix_web::test]
+async fn the_bearer_scheme_is_case_insensitive() -> TestResult {
+    let w = world(true, None).await?;
+    let state = AppState::new(w.service.clone(), RateLimits::default())
+        .with_metrics_token(Some("metrics-scrape-token-5"));
+    let doc = Arc::new(apidrift_api::openapi::document_bytes());
+    let app = test::init_service(create_app(state, doc)).await;
+    for (path, token) in [
+        ("/api/v1/endpoints", w.token_a.as_str()),
+        ("/metrics", "metrics-scrape-token-5"),
+    ] {
+        for (scheme, want) in [
+            ("Bearer", StatusCode::OK),
+            ("bearer", StatusCode::OK),
+            ("BEARER", StatusCode::OK),
+            ("bEARER", StatusCode::OK),
+            ("Basic", StatusCode::UNAUTHORIZED),
+            ("Bearer-x", StatusCode::UNAUTHORIZED),
+        ] {
+            let req = TestRequest::get()
+                .uri(path)
+                .insert_header((header::AUTHORIZATION, format!("{scheme} {token}")))
+                .to_request();
+            let res = match app.call(req).await {
+                Ok(res) => res,
+                Err(e) => panic!("the app failed instead of answering: {e}"),
+            };
+            assert_eq!(res.status(), want, "{scheme} on {path}");
+        }
+    }
+    Ok(())
+}

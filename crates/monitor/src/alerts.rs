@@ -59,11 +59,13 @@ pub fn diff_object(summary: &DiffSummary, changes: &[DiffChange]) -> Value {
     value
 }
 
+/// The event's `endpoint`: its URL with query values hidden ([`crate::redact::query_values`]),
+/// so a key in the query reaches no channel.
 fn endpoint_object(endpoint: &StoredEndpoint) -> Value {
     json!({
         "id": endpoint.id,
         "name": endpoint.name,
-        "url": endpoint.url,
+        "url": crate::redact::query_values(&endpoint.url),
         "method": method_str(endpoint.method),
     })
 }

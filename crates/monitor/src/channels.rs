@@ -12,7 +12,9 @@
 //!   "dedup_key": <endpoint id>, "payload": { "summary" (≤ 1024), "source", "severity", ... } }`;
 //!   the resolve carries the same `dedup_key`, so one incident opens and closes per endpoint.
 //!
-//! The links point at the console's diff page when `[server] public_url` is set.
+//! The links point at the console's diff page when `[server] public_url` is set. The endpoint's
+//! URL is shown with its query values hidden ([`crate::redact::query_values`]), as the console
+//! shows it.
 
 use apidrift_store::{EVENT_RESOLVED, WebhookKind};
 use serde_json::{Map, Value, json};
@@ -56,7 +58,8 @@ struct Facts<'a> {
     endpoint_id: &'a str,
     endpoint_name: &'a str,
     endpoint_method: &'a str,
-    endpoint_url: &'a str,
+    /// Query values hidden (an event queued before they were hidden at queueing time too).
+    endpoint_url: String,
     diff_id: Option<&'a str>,
     breaking: u64,
     warning: u64,
@@ -101,7 +104,7 @@ fn facts<'a>(event: &'a Value, public_url: Option<&str>) -> Facts<'a> {
         endpoint_id: s(&event["endpoint"]["id"]),
         endpoint_name: s(&event["endpoint"]["name"]),
         endpoint_method: s(&event["endpoint"]["method"]),
-        endpoint_url: s(&event["endpoint"]["url"]),
+        endpoint_url: crate::redact::query_values(s(&event["endpoint"]["url"])),
         diff_id,
         breaking: diff["breakingCount"].as_u64().unwrap_or(0),
         warning: diff["warningCount"].as_u64().unwrap_or(0),
@@ -315,7 +318,7 @@ fn pagerduty(f: &Facts<'_>, routing_key: &str) -> Value {
         .collect();
     let mut payload = json!({
         "summary": summary,
-        "source": truncate(f.endpoint_url, 255),
+        "source": truncate(&f.endpoint_url, 255),
         "severity": severity,
         "component": truncate(f.endpoint_name, 255),
         "class": "api-drift",
@@ -382,21 +385,6 @@ pub fn test_messages(kind: WebhookKind, webhook_id: &str, routing_key: &str) -> 
                     .to_string(),
             ]
         }
-    }
-}
-
-/// The form of a Slack or Discord webhook URL that may be shown: its origin and path with the
-/// last path segment (the token) replaced by `…`, without query or fragment. The full URL is
-/// the secret and is sealed.
-pub fn redact_url(url: &url::Url) -> String {
-    let origin = url.origin().ascii_serialization();
-    let segments: Vec<&str> = url
-        .path_segments()
-        .map(|s| s.filter(|p| !p.is_empty()).collect())
-        .unwrap_or_default();
-    match segments.split_last() {
-        Some((_, rest)) if !rest.is_empty() => format!("{origin}/{}/…", rest.join("/")),
-        _ => format!("{origin}/…"),
     }
 }
 
@@ -528,11 +516,33 @@ mod tests {
     }
 
     #[test]
-    fn redaction_hides_the_token() -> Result<(), url::ParseError> {
-        let u = url::Url::parse("https://hooks.slack.com/services/T0/B0/XXXXsecret?x=1")?;
-        assert_eq!(redact_url(&u), "https://hooks.slack.com/services/T0/B0/…");
-        let u = url::Url::parse("http://127.0.0.1:9/secret")?;
-        assert_eq!(redact_url(&u), "http://127.0.0.1:9/…");
-        Ok(())
+    fn no_channel_message_carries_a_query_value_of_the_endpoint_url() {
+        // An event as queued before query values were hidden at queueing time.
+        let mut e: Value =
+            serde_json::from_str(&event("drift.detected", 2, false)).unwrap_or_default();
+        e["endpoint"]["url"] = json!("https://api.example.com/v1/x?api_key=QuErYkEy42&page=2");
+        let payload = e.to_string();
+        for kind in [
+            WebhookKind::Slack,
+            WebhookKind::Discord,
+            WebhookKind::Pagerduty,
+        ] {
+            let body = render(kind, &payload, &"R".repeat(32), Some("https://d.example"))
+                .unwrap_or_default();
+            assert!(!body.contains("QuErYkEy42"), "{kind}: {body}");
+            assert!(
+                body.contains("https://api.example.com/v1/x?api_key=…&amp;page=…")
+                    || body.contains("https://api.example.com/v1/x?api_key=…&page=…"),
+                "{kind}: {body}"
+            );
+        }
+        let pd: Value = serde_json::from_str(
+            &render(WebhookKind::Pagerduty, &payload, &"R".repeat(32), None).unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            pd["payload"]["source"],
+            "https://api.example.com/v1/x?api_key=…&page=…"
+        );
     }
 }

@@ -31,6 +31,8 @@
 //!   verification, webhook secrets; [`Monitor::accept_diff`] (D12) promotes a check's response.
 //! * [`channels`] — the Slack, Discord and PagerDuty messages a native channel receives,
 //!   rendered at delivery time from the stored event (D24).
+//! * [`redact`] — what a URL may show: query values hidden everywhere one is shown (alert
+//!   messages, the console), and the secret path segments of every known webhook URL form.
 //! * [`Worker`] ([`worker`], [`scheduler`], [`outbox`]) — the background loops of
 //!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
 //!   retried with backoff, released on graceful shutdown.
@@ -56,6 +58,7 @@ mod loops;
 pub mod metrics;
 mod monitor;
 pub mod outbox;
+pub mod redact;
 mod resolve;
 pub mod scheduler;
 pub mod service;

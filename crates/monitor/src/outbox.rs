@@ -77,13 +77,15 @@ struct Outgoing {
 
 /// Builds the request of delivery `d` from its opened secret: the signed generic event, or the
 /// message of a native channel (Slack and Discord POST to the sealed URL; PagerDuty carries the
-/// routing key in its body).
-fn outgoing(ctx: &Ctx, d: &ClaimedDelivery, secret: &[u8]) -> Result<Outgoing, String> {
+/// routing key in its body). A URL that holds a secret is sealed with it
+/// ([`crate::service::webhooks::delivery_target`]).
+fn outgoing(ctx: &Ctx, d: &ClaimedDelivery, opened: &[u8]) -> Result<Outgoing, String> {
+    let (url, secret) = crate::service::webhooks::delivery_target(d.kind, &d.url, opened)?;
     if d.kind == WebhookKind::Generic {
         let now = OffsetDateTime::now_utc().unix_timestamp();
         let sig = signature(secret, now, d.payload.as_bytes());
         return Ok(Outgoing {
-            url: d.url.clone(),
+            url,
             body: d.payload.clone(),
             headers: vec![ExtraHeader {
                 name: SIGNATURE_HEADER.to_owned(),
@@ -95,10 +97,6 @@ fn outgoing(ctx: &Ctx, d: &ClaimedDelivery, secret: &[u8]) -> Result<Outgoing, S
         .map_err(|_| "the webhook secret is not UTF-8 text".to_owned())?;
     let body = channels::render(d.kind, &d.payload, secret, ctx.config.public_url.as_deref())
         .ok_or_else(|| "the stored event is not a JSON object".to_owned())?;
-    let url = match d.kind {
-        WebhookKind::Slack | WebhookKind::Discord => secret.to_owned(),
-        WebhookKind::Generic | WebhookKind::Pagerduty => d.url.clone(),
-    };
     Ok(Outgoing {
         url,
         body,

@@ -9,7 +9,9 @@
 //!   mid-retry, every attempt recorded; accepting the diff moves the baseline (version 2, health
 //!   healthy, idempotent) and the next clean check sends exactly one `drift.resolved`;
 //! * schedules: the first run captures the baseline, each run consumes quota, an exhausted
-//!   quota skips runs without retrying in a loop.
+//!   quota skips runs without retrying in a loop;
+//! * a key in an endpoint URL's query (issue 23, item 8): no message of any channel kind carries
+//!   it (the URL shows `api_key=…`), while the check itself sends it.
 
 use apidrift_e2e::server::Server;
 use ring::hmac;
@@ -1131,5 +1133,107 @@ fn native_channels(backend: Backend) -> TestResult {
         assert!(!answers.contains(secret), "{secret} in a response");
         assert!(!logs.contains(secret), "{secret} in the log");
     }
+    Ok(())
+}
+
+both_backends!(endpoint_query_values_reach_no_channel);
+
+const ENDPOINT_KEY: &str = "endpointQueryApiKey6b1e";
+
+fn endpoint_query_values_reach_no_channel(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let (_, token) = env.workspace_and_token(&[], ALL_SCOPES, "admin")?;
+    let up = Loopback::start(BODY)?;
+    let generic = Loopback::start("ok")?;
+    let slack = Loopback::start("ok")?;
+    let discord = Loopback::start("")?;
+    let pd = Loopback::start(r#"{"status":"success"}"#)?;
+    pd.script(vec![Answer::Status(202)]);
+    let server = env.serve(&[])?;
+    let mut secret = String::new();
+    for body in [
+        json!({"url": generic.url("/in"), "minSeverity": "info"}),
+        json!({"kind": "slack", "url": slack.url("/services/T0/B0/x"), "minSeverity": "info"}),
+        json!({"kind": "discord", "url": discord.url("/api/webhooks/1/t"), "minSeverity": "info"}),
+        json!({"kind": "pagerduty", "url": pd.url("/v2/enqueue"), "secret": ROUTING_KEY, "minSeverity": "info"}),
+    ] {
+        let (s, b) = call(&server, "POST", "/v1/webhooks", &token, Some(&body))?;
+        assert_eq!(s, 201, "{body} → {b}");
+        if let Some(generated) = b["webhook"]["secret"].as_str() {
+            secret = generated.to_owned();
+        }
+    }
+    let url = up.url(&format!("/users?api_key={ENDPOINT_KEY}&v=2"));
+    let (s, created) = call(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({"name": "users", "url": url})),
+    )?;
+    assert_eq!(s, 201, "{created}");
+    let id = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let (s, _) = call(
+        &server,
+        "POST",
+        &format!("/v1/endpoints/{id}/baseline"),
+        &token,
+        None,
+    )?;
+    assert_eq!(s, 201);
+    up.set(DRIFTED);
+    let (s, b) = call(
+        &server,
+        "POST",
+        &format!("/api/v1/endpoints/{id}/check"),
+        &token,
+        None,
+    )?;
+    assert_eq!((s, b["alertsSent"].as_u64()), (200, Some(4)), "{b}");
+    wait_for(20, "four deliveries", || {
+        [&generic, &slack, &discord, &pd]
+            .iter()
+            .all(|rx| !rx.seen().is_empty())
+    })?;
+
+    // The check sent the key; no channel got it, each got the URL with the value hidden.
+    assert!(
+        up.seen()
+            .iter()
+            .any(|(head, _)| head.contains(&format!("api_key={ENDPOINT_KEY}"))),
+        "the check sends the URL as registered"
+    );
+    let signed = deliveries(&generic, &secret)?;
+    assert_eq!(
+        signed[0].2["endpoint"]["url"],
+        up.url("/users?api_key=…&v=…").as_str()
+    );
+    for (kind, rx) in [
+        ("generic", &generic),
+        ("slack", &slack),
+        ("discord", &discord),
+        ("pagerduty", &pd),
+    ] {
+        for (head, body) in rx.seen() {
+            let text = String::from_utf8_lossy(&body);
+            assert!(!head.contains(ENDPOINT_KEY), "{kind}: {head}");
+            assert!(!text.contains(ENDPOINT_KEY), "{kind}: {text}");
+            assert!(text.contains("api_key=…"), "{kind}: {text}");
+        }
+    }
+    let p = native_bodies(&pd)?;
+    assert_eq!(
+        p[0]["payload"]["source"],
+        up.url("/users?api_key=…&v=…").as_str()
+    );
+    // The API answers the endpoint as registered (the spec's `url`), to a token holder.
+    let (s, list) = call(&server, "GET", "/api/v1/endpoints", &token, None)?;
+    assert_eq!(s, 200);
+    assert_eq!(list["endpoints"][0]["url"], url.as_str(), "{list}");
     Ok(())
 }

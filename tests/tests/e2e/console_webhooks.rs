@@ -5,6 +5,12 @@
 //! answered (200, 500, a refused connection); roles as the API (admin and above); another
 //! workspace's webhook answers 404 like an unknown id; CSRF holds; and no secret, signature,
 //! payload or Slack URL token appears in any page.
+//!
+//! Webhook URLs that hold a secret by their form (issue 23, item 6): a Discord URL given as a
+//! `slack` webhook (`/api/webhooks/{id}/{token}/slack`), a generic URL with `?key=&token=` and a
+//! Mattermost-style `/hooks/{key}` URL are delivered to in full, but their secret appears in no
+//! API answer, console page, CLI output, log line, nor in clear in the database. The console's
+//! endpoint list and detail show an endpoint URL's query values hidden (item 8).
 
 use crate::console::{Upstream, csrf_of, form};
 use crate::env::{Backend, Env};
@@ -52,7 +58,7 @@ macro_rules! both_backends {
     )+};
 }
 
-both_backends!(delivery_log_and_send_test);
+both_backends!(delivery_log_and_send_test, secret_bearing_urls_are_redacted);
 
 /// A loopback webhook receiver answering every request with the current status; it records each
 /// request (head and body).
@@ -658,5 +664,235 @@ fn delivery_log_and_send_test(backend: Backend) -> TestResult {
         theirs.seen().is_empty(),
         "another workspace's webhook was sent a test"
     );
+    Ok(())
+}
+
+const DISCORD_VIA_SLACK_TOKEN: &str = "discordViaSlackToken5e7d";
+const QUERY_KEY: &str = "genericQueryKey0c4f";
+const QUERY_TOKEN: &str = "genericQueryToken9a2b";
+const HOOKS_KEY: &str = "mattermostHookKey71d3";
+const ENDPOINT_KEY: &str = "consoleEndpointApiKey3c8a";
+
+fn secret_bearing_urls_are_redacted(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        println!("skipped: PostgreSQL is skipped (APIDRIFT_SKIP_POSTGRES=1)");
+        return Ok(());
+    };
+    let server = env.serve(&[])?;
+    let origin = format!("http://{}", server.addr);
+    let site = Site {
+        env,
+        server,
+        origin,
+    };
+    let (ws, token) = site.workspace("w")?;
+    let admin = site.user(&ws, "admin@example.com", "admin")?;
+    let up = Upstream::start(r#"{"id":1,"name":"a"}"#)?;
+    let res = site.api(
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({ "name": "orders", "url": up.url })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let eid = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let res = site.api(
+        "POST",
+        &format!("/v1/endpoints/{eid}/baseline"),
+        &token,
+        None,
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let rx = Receiver::start(200)?;
+    let secrets = [DISCORD_VIA_SLACK_TOKEN, QUERY_KEY, QUERY_TOKEN, HOOKS_KEY];
+
+    // Created through the API: each answer shows the redacted form only.
+    let mut answers = String::new();
+    let hooks = [
+        (
+            json!({"kind": "slack", "url": rx.url(&format!("/api/webhooks/4242/{DISCORD_VIA_SLACK_TOKEN}/slack")), "minSeverity": "info"}),
+            rx.url("/api/webhooks/4242/…/slack"),
+            format!("POST /api/webhooks/4242/{DISCORD_VIA_SLACK_TOKEN}/slack "),
+        ),
+        (
+            json!({"url": rx.url(&format!("/chat?key={QUERY_KEY}&token={QUERY_TOKEN}")), "minSeverity": "info"}),
+            rx.url("/chat?key=…&token=…"),
+            format!("POST /chat?key={QUERY_KEY}&token={QUERY_TOKEN} "),
+        ),
+        (
+            json!({"url": rx.url(&format!("/hooks/{HOOKS_KEY}")), "minSeverity": "info", "secret": SUPPLIED_SECRET}),
+            rx.url("/hooks/…"),
+            format!("POST /hooks/{HOOKS_KEY} "),
+        ),
+    ];
+    let mut ids = Vec::new();
+    for (body, shown, _) in &hooks {
+        let res = site.api("POST", "/v1/webhooks", &token, Some(body))?;
+        assert_eq!(res.status, 201, "{}", res.text());
+        answers.push_str(&res.text());
+        let v = res.json();
+        assert_eq!(v["webhook"]["url"], shown.as_str(), "{v}");
+        ids.push(v["webhook"]["id"].as_str().ok_or("no id")?.to_owned());
+    }
+    let res = site.api("GET", "/v1/webhooks", &token, None)?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let listed: Vec<String> = res.json()["webhooks"]
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|w| w["url"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        listed,
+        hooks.iter().map(|h| h.1.clone()).collect::<Vec<_>>(),
+        "{}",
+        res.text()
+    );
+    answers.push_str(&res.text());
+
+    // A drift is delivered to each full URL (the sealed one), and recorded.
+    up.set(r#"{"id":"1"}"#);
+    let res = site.api(
+        "POST",
+        &format!("/api/v1/endpoints/{eid}/check"),
+        &token,
+        None,
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    for id in &ids {
+        let list = site.settled(&token, id, 1)?;
+        assert_eq!(list[0]["state"], "delivered", "{list:?}");
+        answers.push_str(&serde_json::to_string(&list)?);
+    }
+    let seen = rx.seen();
+    for (_, _, head) in &hooks {
+        assert!(
+            seen.iter().any(|r| r.starts_with(head.as_str())),
+            "no {head} in {seen:?}"
+        );
+    }
+
+    // The console: the list, each delivery page and its Send test (delivered to the full URL).
+    let mut pages = vec![site.get("/console/webhooks", &admin)?.text()];
+    for (id, (_, shown, _)) in ids.iter().zip(&hooks) {
+        let path = format!("/console/webhooks/{id}");
+        let page = site.get(&path, &admin)?.text();
+        assert!(
+            page.contains(&format!(
+                "<code id=\"webhook-url\">{}</code>",
+                shown.replace('&', "&amp;")
+            )),
+            "{page}"
+        );
+        let csrf = csrf_of(&page).ok_or("no csrf")?;
+        let res = site.post(
+            &format!("{path}/test"),
+            &admin,
+            &site.origin,
+            &[("_csrf", &csrf)],
+        )?;
+        assert_eq!(res.status, 200, "{}", res.text());
+        let tested = res.text();
+        assert!(tested.contains("Test delivered"), "{tested}");
+        pages.push(page);
+        pages.push(tested);
+    }
+    // An endpoint with a key in its URL query: the console's list and detail hide the value.
+    let keyed = format!("{}?api_key={ENDPOINT_KEY}&v=2", up.url);
+    let res = site.api(
+        "POST",
+        "/api/v1/endpoints",
+        &token,
+        Some(&json!({ "name": "keyed", "url": keyed })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let keyed_id = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let shown = format!("{}?api_key=…&amp;v=…", up.url);
+    for path in [
+        "/console/endpoints".to_owned(),
+        format!("/console/endpoints/{keyed_id}"),
+    ] {
+        let page = site.get(&path, &admin)?.text();
+        assert!(page.contains(&shown), "{page}");
+        assert!(!page.contains(ENDPOINT_KEY), "{page}");
+    }
+    // A refused add does not send a secret-bearing URL back into the form.
+    let csrf = csrf_of(&pages[0]).ok_or("no csrf")?;
+    let res = site.post(
+        "/console/webhooks",
+        &admin,
+        &site.origin,
+        &[
+            ("_csrf", &csrf),
+            ("kind", "generic"),
+            (
+                "url",
+                &rx.url(&format!("/chat?key={QUERY_KEY}&token={QUERY_TOKEN}")),
+            ),
+            ("min_severity", "loud"),
+        ],
+    )?;
+    assert_eq!(res.status, 400, "{}", res.text());
+    pages.push(res.text());
+    let res = site.post(
+        "/console/webhooks",
+        &admin,
+        &site.origin,
+        &[
+            ("_csrf", &csrf),
+            ("kind", "generic"),
+            ("url", &rx.url("/plain")),
+            ("min_severity", "loud"),
+        ],
+    )?;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(
+        res.text().contains(&rx.url("/plain")),
+        "a plain URL is kept"
+    );
+
+    // The CLI lists the same redacted forms.
+    let cli = site
+        .env
+        .cli(&["webhook", "list", "--workspace", &ws])?
+        .to_string();
+    for (_, shown, _) in &hooks {
+        assert!(cli.contains(shown.as_str()), "{cli}");
+    }
+
+    let logs = site.server.output();
+    for secret in secrets {
+        assert!(!answers.contains(secret), "{secret} in an API answer");
+        assert!(!cli.contains(secret), "{secret} in the CLI output");
+        assert!(!logs.contains(secret), "{secret} in the log");
+        for page in &pages {
+            assert!(!page.contains(secret), "{secret} in {page}");
+        }
+    }
+    // Sealed, not stored in clear: no file of the SQLite database holds a secret.
+    if matches!(backend, Backend::Sqlite) {
+        for entry in std::fs::read_dir(site.env.dir.path())? {
+            let path = entry?.path();
+            if !path.is_file() {
+                continue;
+            }
+            let bytes = std::fs::read(&path)?;
+            for secret in secrets {
+                assert!(
+                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                    "{secret} in clear in {}",
+                    path.display()
+                );
+            }
+        }
+    }
     Ok(())
 }

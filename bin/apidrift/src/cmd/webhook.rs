@@ -39,7 +39,8 @@ pub struct AddArgs {
     /// kinds; optional for pagerduty (PagerDuty's Events API v2 by default).
     #[arg(long, conflicts_with = "url_stdin")]
     url: Option<String>,
-    /// Read the URL from stdin (a Slack or Discord webhook URL is a secret).
+    /// Read the URL from stdin (a Slack or Discord webhook URL is a secret, and so is a URL with
+    /// a key in it, such as a query `token`).
     #[arg(long, conflicts_with = "secret_stdin")]
     url_stdin: bool,
     /// Lowest severity that alerts: info, warning or breaking.

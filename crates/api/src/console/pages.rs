@@ -303,15 +303,22 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         )
         .await
         .map_err(ApiError::store)?;
+    // Query values hidden, as every alert message shows the URL (an API key may sit there).
+    let urls: Vec<String> = found
+        .items
+        .iter()
+        .map(|e| apidrift_monitor::redact::query_values(&e.url))
+        .collect();
     let rows = found
         .items
         .iter()
-        .map(|e| views::endpoints::EndpointRow {
+        .zip(&urls)
+        .map(|(e, url)| views::endpoints::EndpointRow {
             id: e.id,
             name: &e.name,
             health: e.health,
             method: e.method.as_str(),
-            url: &e.url,
+            url,
             environment: &e.environment,
             last_checked_at: e.last_checked_at,
             response_time: e.response_time,
@@ -435,12 +442,14 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         .collect();
     let next = offset + u64::from(CHECKS_PAGE);
     let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
+    // Query values hidden, as on the endpoint list and in alert messages.
+    let shown_url = apidrift_monitor::redact::query_values(&e.url);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
         name: &e.name,
         health: e.health,
         method: e.method.as_str(),
-        url: &e.url,
+        url: &shown_url,
         environment: &e.environment,
         auth_type: e.auth_type.as_str(),
         diff_mode: e.diff_mode.as_str(),
@@ -864,8 +873,10 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
         } => {
             status = error.status_code();
             refusal = error.to_string();
-            // A Slack or Discord URL is a secret: a refused form does not send it back.
-            let url = if matches!(kind.as_str(), "slack" | "discord") {
+            // A Slack or Discord URL is a secret, and so is any URL that holds one by its form
+            // (a query value, a Discord token, …): a refused form does not send it back.
+            let hook_kind = kind.parse().unwrap_or(apidrift_store::WebhookKind::Generic);
+            let url = if apidrift_monitor::redact::text_holds_secret(hook_kind, url) {
                 ""
             } else {
                 url.as_str()

@@ -465,30 +465,32 @@ impl Service {
             error: Some(error),
         };
         // What to send: the signed ping of a generic webhook, or the service's own test
-        // message(s) of a native channel (a Slack or Discord URL is the sealed secret).
-        let (target, bodies, headers) = if hook.kind == WebhookKind::Generic {
+        // message(s) of a native channel (a Slack or Discord URL is the sealed secret, and so is
+        // any URL that holds a secret).
+        let (target, secret) = match super::webhooks::delivery_target(hook.kind, &hook.url, &secret)
+        {
+            Ok(found) => found,
+            Err(e) => return Ok(failed(e)),
+        };
+        let (bodies, headers) = if hook.kind == WebhookKind::Generic {
             let payload = serde_json::json!({
                 "type": "ping",
                 "webhookId": id,
                 "sentAt": ts(now)?,
             })
             .to_string();
-            let sig = signature(&secret, now.unix_timestamp(), payload.as_bytes());
+            let sig = signature(secret, now.unix_timestamp(), payload.as_bytes());
             let headers = vec![ExtraHeader {
                 name: SIGNATURE_HEADER.to_owned(),
                 value: SecretString::new(sig),
             }];
-            (hook.url.clone(), vec![payload], headers)
+            (vec![payload], headers)
         } else {
-            let Ok(secret) = String::from_utf8(secret.to_vec()) else {
+            let Ok(secret) = std::str::from_utf8(secret) else {
                 return Ok(failed("the webhook secret is not UTF-8 text".to_owned()));
             };
-            let bodies = channels::test_messages(hook.kind, &id.to_string(), &secret);
-            let target = match hook.kind {
-                WebhookKind::Slack | WebhookKind::Discord => secret,
-                WebhookKind::Generic | WebhookKind::Pagerduty => hook.url.clone(),
-            };
-            (target, bodies, Vec::new())
+            let bodies = channels::test_messages(hook.kind, &id.to_string(), secret);
+            (bodies, Vec::new())
         };
         let url = match self.client.check_url(&target) {
             Ok(u) => u,

@@ -8,10 +8,17 @@
 //!   is stored and shown;
 //! * `pagerduty`: `secret` is the Events API v2 routing key (required, 32 letters and digits,
 //!   never echoed); `url` defaults to PagerDuty's events endpoint.
+//!
+//! A `generic` or `pagerduty` URL that holds a secret by its form ([`redact::holds_secret`]: a
+//! query value, a Discord token, a Mattermost `/hooks/…` key, …) is sealed too: the sealed text
+//! is then `<full URL>\n<secret>` and only the redacted form is stored, so a stored URL with `…`
+//! in it says the full one is sealed (a parsed URL never holds `…`: it is percent-encoded).
+//! [`delivery_target`] reads both forms, so rows stored before keep working.
 
 use super::base::Service;
 use super::error::ServiceError;
-use crate::channels::{PAGERDUTY_EVENTS_URL, redact_url};
+use crate::channels::PAGERDUTY_EVENTS_URL;
+use crate::redact;
 use apidrift_model::{Severity, timestamp};
 use apidrift_seal::{Binding, Field};
 use apidrift_store::{NewWebhook, StoreError, StoredWebhook, WebhookKind, new_id};
@@ -30,7 +37,8 @@ pub struct WebhookView {
     pub id: Uuid,
     /// `generic` (the signed event), `slack`, `discord` or `pagerduty`.
     pub kind: String,
-    /// Where deliveries go; for `slack` and `discord` a redacted form (the full URL is secret).
+    /// Where deliveries go, redacted: every query value, a `slack` or `discord` URL's token and
+    /// the secret path segments of any known channel URL form are `…` (the full URL is sealed).
     pub url: String,
     /// `info`, `warning` or `breaking`.
     pub min_severity: String,
@@ -44,7 +52,8 @@ fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, Servic
     Ok(WebhookView {
         id: w.id,
         kind: w.kind.as_str().to_owned(),
-        url: w.url.clone(),
+        // Redacted again when shown: a row stored before a URL form was known may hold its secret.
+        url: redact::webhook_text(w.kind, &w.url),
         min_severity: w.min_severity.as_str().to_owned(),
         created_at: timestamp::format(w.created_at)
             .map_err(|e| ServiceError::Internal(e.to_string()))?,
@@ -55,12 +64,42 @@ fn view(w: &StoredWebhook, secret: Option<String>) -> Result<WebhookView, Servic
 /// A validated create body.
 struct WebhookInput {
     kind: WebhookKind,
-    /// The URL stored and shown (redacted for `slack` and `discord`).
+    /// The URL stored and shown ([`redact::webhook_url`]).
     url: String,
+    /// The full URL when it holds a secret and is not the secret itself (a `generic` or
+    /// `pagerduty` URL): sealed with the secret as `<full URL>\n<secret>`.
+    sealed_url: Option<String>,
     /// What is sealed: the supplied secret or routing key, the full URL of a `slack` or
     /// `discord` webhook; `None` when a `generic` secret is to be generated.
     secret: Option<String>,
     min_severity: Severity,
+}
+
+/// Where the deliveries of a `kind` webhook stored with URL `stored_url` go, and its secret, from
+/// its opened sealed secret `opened`: a `slack` or `discord` webhook's sealed secret is its URL;
+/// a `generic` or `pagerduty` webhook whose stored URL is redacted (holds `…`) sealed
+/// `<full URL>\n<secret>`; any other goes to the stored URL.
+pub fn delivery_target<'a>(
+    kind: WebhookKind,
+    stored_url: &str,
+    opened: &'a [u8],
+) -> Result<(String, &'a [u8]), String> {
+    let text = || {
+        std::str::from_utf8(opened).map_err(|_| "the webhook secret is not UTF-8 text".to_owned())
+    };
+    match kind {
+        WebhookKind::Slack | WebhookKind::Discord => Ok((text()?.to_owned(), opened)),
+        WebhookKind::Generic | WebhookKind::Pagerduty if stored_url.contains(redact::HIDDEN) => {
+            let at = opened
+                .iter()
+                .position(|b| *b == b'\n')
+                .ok_or_else(|| "the sealed webhook URL is missing".to_owned())?;
+            let url = std::str::from_utf8(&opened[..at])
+                .map_err(|_| "the sealed webhook URL is not UTF-8 text".to_owned())?;
+            Ok((url.to_owned(), &opened[at + 1..]))
+        }
+        WebhookKind::Generic | WebhookKind::Pagerduty => Ok((stored_url.to_owned(), opened)),
+    }
 }
 
 /// The length of a PagerDuty routing (integration) key.
@@ -129,15 +168,22 @@ impl Service {
                 .map_err(|_| invalid("minSeverity: one of info, warning, breaking"))?,
             Some(_) => return Err(invalid("minSeverity: one of info, warning, breaking")),
         };
+        let shown = redact::webhook_url(kind, &url);
+        let sealed_url = match kind {
+            WebhookKind::Generic | WebhookKind::Pagerduty if shown != url.as_str() => {
+                Some(url.to_string())
+            }
+            _ => None,
+        };
         let (url, secret) = match kind {
-            WebhookKind::Generic => (url.to_string(), secret),
+            WebhookKind::Generic => (shown, secret),
             WebhookKind::Slack | WebhookKind::Discord => {
                 if secret.is_some() {
                     return Err(ServiceError::Invalid(format!(
                         "secret: a {kind} webhook is authenticated by its URL; leave secret out"
                     )));
                 }
-                (redact_url(&url), Some(url.to_string()))
+                (shown, Some(url.to_string()))
             }
             WebhookKind::Pagerduty => {
                 let key = secret.ok_or_else(|| {
@@ -149,12 +195,13 @@ impl Service {
                          copy the integration key of an Events API v2 integration"
                     )));
                 }
-                (url.to_string(), Some(key))
+                (shown, Some(key))
             }
         };
         Ok(WebhookInput {
             kind,
             url,
+            sealed_url,
             secret,
             min_severity,
         })
@@ -179,10 +226,14 @@ impl Service {
             .as_deref()
             .or(generated.as_deref())
             .unwrap_or_default();
+        let plaintext = match &input.sealed_url {
+            Some(full) => format!("{full}\n{secret}"),
+            None => secret.to_owned(),
+        };
         let id = new_id();
         let sealed_secret = keys
             .seal(
-                secret.as_bytes(),
+                plaintext.as_bytes(),
                 &Binding::new(*ws.as_bytes(), *id.as_bytes(), Field::WebhookSecret),
             )
             .map_err(|e| ServiceError::Internal(format!("sealing failed: {e}")))?;
@@ -220,5 +271,46 @@ impl Service {
                 StoreError::NotFound => ServiceError::not_found("webhook", id),
                 other => other.into(),
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivery_targets_read_old_and_new_rows() {
+        let opened = b"https://discord.com/api/webhooks/1/TOKEN/slack";
+        // A slack or discord row: the sealed secret is the URL, whatever the stored form.
+        for stored in [
+            "https://discord.com/api/webhooks/1/TOKEN/…",
+            "https://discord.com/api/webhooks/1/…/slack",
+        ] {
+            assert_eq!(
+                delivery_target(WebhookKind::Slack, stored, opened),
+                Ok((String::from_utf8_lossy(opened).into_owned(), &opened[..]))
+            );
+        }
+        // A generic row stored in full (before, or a URL without a secret): the stored URL.
+        let full = "https://chat.example/in?key=K&token=T";
+        assert_eq!(
+            delivery_target(WebhookKind::Generic, full, b"signing\nsecret"),
+            Ok((full.to_owned(), &b"signing\nsecret"[..]))
+        );
+        // A redacted row: `<full URL>\n<secret>` (the secret may hold a newline itself).
+        let sealed = format!("{full}\nsigning\nsecret");
+        assert_eq!(
+            delivery_target(
+                WebhookKind::Generic,
+                "https://chat.example/in?key=…&token=…",
+                sealed.as_bytes()
+            ),
+            Ok((full.to_owned(), &b"signing\nsecret"[..]))
+        );
+        assert_eq!(
+            delivery_target(WebhookKind::Pagerduty, "https://pd.example/x?k=…", b"K"),
+            Err("the sealed webhook URL is missing".to_owned())
+        );
+        assert!(delivery_target(WebhookKind::Discord, "https://d/…", &[0xff]).is_err());
     }
 }
