@@ -158,7 +158,16 @@ impl Application {
     /// and on either signal the server stops accepting and lets in-flight requests finish (up to
     /// 30 s).
     pub fn build(state: AppState, bind: &str, workers: usize) -> std::io::Result<Self> {
-        let listener = TcpListener::bind(bind)?;
+        Self::build_on(state, TcpListener::bind(bind)?, workers)
+    }
+
+    /// [`Application::build`] on a listener the caller bound (`apidrift serve` binds before it
+    /// creates anything, so that a taken port leaves the database as it was).
+    pub fn build_on(
+        state: AppState,
+        listener: TcpListener,
+        workers: usize,
+    ) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
         let doc = Arc::new(crate::openapi::document_bytes());
         let mut server = HttpServer::new(move || create_app(state.clone(), doc.clone()))

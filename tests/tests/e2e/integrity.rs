@@ -130,3 +130,51 @@ fn a_new_database_is_private_whatever_the_umask() -> TestResult {
     }
     Ok(())
 }
+
+/// A start on a port that is taken exits 2 and creates nothing (no workspace, no key file), so
+/// the next start is still the first: it prints the one-time secrets, and they work.
+#[test]
+fn a_start_that_cannot_listen_creates_nothing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("first.db").display());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let bind = taken.local_addr()?.to_string();
+    let out = run_in(
+        dir.path(),
+        &["serve", "--bind", &bind, "--database-url", &url],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("cannot listen on {bind}")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stdout(&out).contains("svc_live_"), "{}", stdout(&out));
+    assert!(!dir.path().join("apidrift.key").exists());
+    let listed = run_in(
+        dir.path(),
+        &["workspace", "list", "--database-url", &url],
+        &[],
+    )?;
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert_eq!(stdout(&listed).trim(), "[]");
+    drop(taken);
+
+    let server = apidrift_e2e::server::Server::start(dir.path(), &url, &[], &[])?;
+    let token = server
+        .bootstrap_token
+        .clone()
+        .ok_or("the next start printed no token")?;
+    assert!(
+        server.output().contains("one-time password"),
+        "{}",
+        server.output()
+    );
+    let res = server
+        .request("GET", "/api/v1/endpoints")
+        .bearer(&token)
+        .send()?;
+    assert_eq!(res.status, 200, "{}", res.text());
+    Ok(())
+}

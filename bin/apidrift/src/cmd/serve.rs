@@ -118,6 +118,17 @@ pub async fn serve(
     if let Some(warning) = apidrift_store_sqlite::loose_permissions(settings.database_url.trim()) {
         tracing::warn!("{warning}");
     }
+    // The port first: a start that cannot listen creates nothing (no key file, no workspace),
+    // so the next start is still the first and prints the one-time secrets.
+    let listener = if args.role == Role18::Worker {
+        None
+    } else {
+        let bind = &settings.server.bind;
+        Some(
+            std::net::TcpListener::bind(bind)
+                .map_err(|e| CliError(format!("cannot listen on {bind}: {e}")))?,
+        )
+    };
     let keys = if args.no_bootstrap {
         settings.key_ring()?
     } else {
@@ -189,7 +200,11 @@ pub async fn serve(
         state = state.with_limiter(limiter.clone());
         leased = Some(limiter);
     }
-    let app = match Application::build(state, &settings.server.bind, settings.server.workers) {
+    let built = match listener {
+        Some(listener) => Application::build_on(state, listener, settings.server.workers),
+        None => Err(std::io::Error::other("no listener")),
+    };
+    let app = match built {
         Ok(app) => app,
         Err(e) => {
             // The worker's runtime must be shut down here, not dropped in this async context
