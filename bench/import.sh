@@ -2,7 +2,7 @@
 # OpenAPI import benchmark (issue 12 items 3 and 4, D22; not part of CI).
 #
 # Starts `apidrift serve` (release, SQLite), logs in a console user and imports Stripe's OpenAPI
-# 3.0 description (../shared/realworld/stripe-spec3-2022-04.json, 4.2 MB) through
+# 3.0 description (tests/data/realworld/stripe-spec3-2022-04.json, 4.2 MB) through
 # POST /api/openapi/parse with "import": true, twice (the second creates nothing: every endpoint
 # is already registered). Prints, with the load average:
 #   import time / serde_json's parse of the same document into `Value` (the yardstick:
@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 RUNS="${RUNS:-3}"
-DOC="${DOC:-$ROOT/../shared/realworld/stripe-spec3-2022-04.json}"
+DOC="${DOC:-$ROOT/tests/data/realworld/stripe-spec3-2022-04.json}"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 for tool in curl python3; do
     command -v "$tool" >/dev/null || { echo "bench/import.sh: $tool is required" >&2; exit 2; }

@@ -1,5 +1,5 @@
 //! `cargo bench -p apidrift-diff --bench contracts`: response contracts on Stripe's OpenAPI 3.0
-//! description (`../shared/realworld`, D21, D22). Each figure has its yardstick in the same run:
+//! description (`tests/data/realworld`, D21, D22). Each figure has its yardstick in the same run:
 //!
 //! * `validate/*`: one Stripe charge checked against its prepared (compiled) contract, next to
 //!   `serde_json` parsing the same response bytes;
@@ -16,13 +16,14 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
-fn realworld() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/realworld");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/realworld not found");
-        None
+/// A file of `<workspace root>/tests/data/realworld` (licences there): a missing one is a failure.
+fn realworld(file: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/realworld")
+        .join(file);
+    match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) => panic!("{}: {e}", path.display()),
     }
 }
 
@@ -46,16 +47,8 @@ fn grown(doc: &Value, min: usize) -> Vec<u8> {
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(dir) = realworld() else {
-        return;
-    };
-    let (Ok(spec), Ok(fixtures)) = (
-        std::fs::read(dir.join("stripe-spec3-2022-04.json")),
-        std::fs::read(dir.join("stripe-fixtures3-2022-04.json")),
-    ) else {
-        eprintln!("skipped: cannot read the Stripe files");
-        return;
-    };
+    let spec = realworld("stripe-spec3-2022-04.json");
+    let fixtures = realworld("stripe-fixtures3-2022-04.json");
     let Ok(doc) = OpenApiDocument::parse(&spec) else {
         eprintln!("skipped: the Stripe document does not load");
         return;

@@ -1,5 +1,5 @@
 //! Real drift (D20): every Stripe resource present in the fixtures of April 2022 and of 2026
-//! (`../shared/realworld/stripe-fixtures3-*.json`, `resources.<name>`), diffed 2022 → 2026 in both
+//! (`tests/data/realworld/stripe-fixtures3-*.json`, `resources.<name>`), diffed 2022 → 2026 in both
 //! modes. Full mode must cover every breaking and warning change of schema mode (same normalised
 //! path or an ancestor, at least the same severity). Run with `--nocapture` to see the counts and
 //! the run time.
@@ -12,19 +12,9 @@ use std::time::Instant;
 
 type R = Result<(), Box<dyn std::error::Error>>;
 
-/// `<workspace root>/../shared/realworld`, or `None` (with a note) when it is absent outside CI.
-fn realworld() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/realworld");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared/realworld not found at {} (required when CI is set)",
-        dir.display()
-    );
-    println!("skipped: ../shared/realworld not found");
-    None
+/// `<workspace root>/tests/data/realworld` (licences there).
+fn realworld() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/realworld")
 }
 
 /// The schema changes (breaking or warning) that full mode does not cover.
@@ -54,9 +44,7 @@ fn uncovered(
 
 #[test]
 fn full_mode_covers_schema_mode_on_every_stripe_resource_2022_to_2026() -> R {
-    let Some(dir) = realworld() else {
-        return Ok(());
-    };
+    let dir = realworld();
     let old_text = std::fs::read_to_string(dir.join("stripe-fixtures3-2022-04.json"))?;
     let new_text = std::fs::read_to_string(dir.join("stripe-fixtures3-2026.json"))?;
     let (old, new) = (parse(&old_text)?, parse(&new_text)?);

@@ -1,11 +1,9 @@
 //! The OpenAPI import at real size (D22) end to end: Stripe's 4.2 MB OpenAPI 3.0 description
-//! (`../shared/realworld`) through `POST /api/openapi/parse` with `"import": true` while another
+//! (`tests/data/realworld`) through `POST /api/openapi/parse` with `"import": true` while another
 //! thread polls `/healthz` (every answer under a second), then again (nothing created, every
 //! endpoint `already registered`); only GET and HEAD endpoints; nothing fetched; the server's
 //! resident memory growth is printed. On SQLite and PostgreSQL. Also: a body over
 //! `[limits] import_max_bytes` answers 413 naming the limit and the setting.
-//!
-//! Without the file the test is skipped with a note, except in CI (`CI` set), where it fails.
 
 use crate::console::{csrf_of, form};
 use crate::env::{Backend, Env};
@@ -29,20 +27,11 @@ const VARS: &[(&str, &str)] = &[
 
 const PASSWORD: &str = "import password 123";
 
-/// Stripe's document, or `None` (skip) outside CI when it is missing.
-fn stripe() -> Result<Option<Vec<u8>>, Box<dyn Error>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/realworld/stripe-spec3-2022-04.json");
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if std::env::var_os("CI").is_some() => {
-            Err(format!("{}: {e} (required in CI)", path.display()).into())
-        }
-        Err(e) => {
-            eprintln!("skipped: {}: {e}", path.display());
-            Ok(None)
-        }
-    }
+/// Stripe's document (`tests/data/realworld`, licences there): a missing file is a failure.
+fn stripe() -> Result<Vec<u8>, Box<dyn Error>> {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/realworld/stripe-spec3-2022-04.json");
+    std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()).into())
 }
 
 /// Resident memory of a process, in bytes (Linux).
@@ -143,9 +132,7 @@ fn workspace_with_owner(env: &Env, name: &str) -> Result<String, Box<dyn Error>>
 }
 
 fn stripe_import(backend: Backend) -> TestResult {
-    let Some(doc) = stripe()? else {
-        return Ok(());
-    };
+    let doc = stripe()?;
     let Some(env) = Env::new(backend, VARS)? else {
         return Ok(());
     };
