@@ -262,7 +262,18 @@ fn usage_error(e: &clap::Error) -> ExitCode {
         .skip_while(|l| l.is_empty())
         .take_while(|l| !l.is_empty())
         .collect();
-    let line = first.join(" ");
+    let mut line = first.join(" ");
+    // clap's suggestions ("tip: a similar subcommand exists: 'diff'") follow on lines of their
+    // own: keep them on the one line.
+    for tip in text
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip: "))
+    {
+        line.push_str(" (");
+        line.push_str(tip.trim_start_matches("tip: "));
+        line.push(')');
+    }
     let line = line.trim_start_matches("error: ");
     eprintln!(
         "apidrift: {}",

@@ -1117,14 +1117,21 @@ fn refused_answer(name: &str, address: IpAddr, e: UrlError) -> FetchError {
     )
 }
 
+/// A URL the address policy refused before any lookup: an address written in the URL (named,
+/// since the caller wrote it) with what to do about it, or a malformed URL.
 fn policy_error(e: UrlError) -> FetchError {
-    match e {
-        UrlError::Blocked(why) => FetchError::new(
-            FetchErrorKind::SsrfBlocked,
-            format!("refused by the outbound address policy: {why}"),
-        ),
-        other => FetchError::new(FetchErrorKind::InvalidUrl, format!("the URL is {other}")),
-    }
+    let text = match &e {
+        UrlError::Blocked(why) => {
+            return FetchError::new(
+                FetchErrorKind::SsrfBlocked,
+                format!("refused by the outbound address policy: {why}: {e}"),
+            );
+        }
+        UrlError::Invalid(_) | UrlError::TooLong => format!("the URL is {e}"),
+        UrlError::Port => format!("the URL's {e}"),
+        _ => format!("the URL {e}"),
+    };
+    FetchError::new(FetchErrorKind::InvalidUrl, text)
 }
 
 fn timeout(phase: &str) -> FetchError {

@@ -178,3 +178,68 @@ fn a_start_that_cannot_listen_creates_nothing() -> TestResult {
     assert_eq!(res.status, 200, "{}", res.text());
     Ok(())
 }
+
+/// CLI papercuts: suggestions for a mistyped subcommand or flag, plain refusal texts that say how
+/// to allow a loopback address, and `--workspace` defaulting to the only workspace.
+#[test]
+fn the_cli_suggests_and_defaults() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = run_in(dir.path(), &["difff"], &[])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("'diff'"), "{}", stderr(&out));
+    let out = run_in(
+        dir.path(),
+        &["diff", "--fail-onn", "breaking", "a", "b"],
+        &[],
+    )?;
+    assert!(stderr(&out).contains("'--fail-on'"), "{}", stderr(&out));
+    let out = run_in(dir.path(), &["snapshot", "notaurl"], &[])?;
+    assert!(
+        stderr(&out).contains("the URL must be an absolute http or https URL"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(dir.path(), &["snapshot", "http://127.0.0.1:9/x"], &[])?;
+    assert!(
+        stderr(&out).contains("APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.1/32"),
+        "{}",
+        stderr(&out)
+    );
+
+    let url = format!("sqlite://{}", dir.path().join("cli.db").display());
+    let db = ["--database-url", url.as_str()];
+    let args = |a: &[&'static str]| -> Vec<String> {
+        a.iter()
+            .map(|s| (*s).to_owned())
+            .chain(db.iter().map(|s| (*s).to_owned()))
+            .collect()
+    };
+    let run = |a: &[&'static str]| -> std::io::Result<Output> {
+        let owned = args(a);
+        let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        run_in(dir.path(), &refs, &[])
+    };
+    assert!(
+        run(&["workspace", "create", "--name", "one", "--create"])?
+            .status
+            .success()
+    );
+    let out = run(&["token", "create", "--scopes", "endpoints:read"])?;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["token", "list"])?;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("endpoints:read"), "{}", stdout(&out));
+    assert!(
+        run(&["workspace", "create", "--name", "two"])?
+            .status
+            .success()
+    );
+    let out = run(&["token", "list"])?;
+    assert_eq!(out.status.code(), Some(2));
+    let text = stderr(&out);
+    assert!(
+        text.contains("has 2 workspaces") && text.contains("(one)") && text.contains("(two)"),
+        "{text}"
+    );
+    Ok(())
+}

@@ -53,6 +53,33 @@ pub async fn workspace_of(
     }
 }
 
+/// The workspace a command works in: `--workspace` (or `APIDRIFT_WORKSPACE`) when given, else
+/// the database's only workspace; with none or several, an error that says what to do (and
+/// lists them).
+pub async fn the_workspace(service: &Service, given: Option<Uuid>) -> Result<Uuid, CliError> {
+    if let Some(workspace) = given {
+        return Ok(workspace);
+    }
+    let all = service.list_workspaces().await?;
+    match all.as_slice() {
+        [only] => Ok(only.id),
+        [] => Err(CliError(
+            "no workspace yet: create one with `apidrift workspace create --name NAME`".into(),
+        )),
+        several => {
+            let list: Vec<String> = several
+                .iter()
+                .map(|w| format!("{} ({})", w.id, w.name))
+                .collect();
+            Err(CliError(format!(
+                "this database has {} workspaces: pass --workspace ID (or set APIDRIFT_WORKSPACE) with one of {}",
+                several.len(),
+                list.join(", ")
+            )))
+        }
+    }
+}
+
 pub fn run(global: &GlobalArgs, command: BaselineCommand) -> Result<ExitCode, CliError> {
     let BaselineCommand::Capture(args) = command;
     let settings = config::load_from_process(global)?;

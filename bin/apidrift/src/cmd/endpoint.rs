@@ -4,7 +4,7 @@
 //! printed. `update` takes the PATCH document (`--patch JSON`, or `--patch -` to read it from
 //! stdin so that a credential stays off the command line).
 
-use super::baseline::{parse_id, workspace_of};
+use super::baseline::{parse_id, the_workspace, workspace_of};
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -33,7 +33,7 @@ pub enum EndpointCommand {
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
     /// Rows per page (1 to 100).
     #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=100))]
     limit: u32,
@@ -71,7 +71,11 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
             };
             let found = service
                 .store()
-                .list_endpoints(args.workspace, &EndpointFilter::default(), page)
+                .list_endpoints(
+                    the_workspace(&service, args.workspace).await?,
+                    &EndpointFilter::default(),
+                    page,
+                )
                 .await
                 .map_err(apidrift_monitor::service::ServiceError::from)?;
             print_json(&EndpointList {

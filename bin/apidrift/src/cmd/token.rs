@@ -3,6 +3,7 @@
 //! the hash.
 
 use super::CliError;
+use super::baseline::the_workspace;
 use super::workspace::parse_id;
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -26,9 +27,9 @@ pub enum TokenCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct CreateArgs {
-    /// The workspace the token belongs to.
+    /// The workspace the token belongs to (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
     /// Scopes, comma separated: endpoints:read, endpoints:write, checks:run, baselines:write.
     #[arg(long, value_name = "SCOPES", value_delimiter = ',', value_parser = parse_scope)]
     scopes: Vec<Scope>,
@@ -45,9 +46,9 @@ pub struct CreateArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// The workspace whose tokens to list.
+    /// The workspace whose tokens to list (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -136,7 +137,7 @@ pub fn run(global: &GlobalArgs, command: TokenCommand) -> Result<ExitCode, CliEr
             TokenCommand::Create(args) => {
                 let minted = service
                     .mint_token(MintToken {
-                        workspace_id: args.workspace,
+                        workspace_id: the_workspace(&service, args.workspace).await?,
                         name: args.name,
                         scopes: args.scopes,
                         role: args.role,
@@ -152,7 +153,9 @@ pub fn run(global: &GlobalArgs, command: TokenCommand) -> Result<ExitCode, CliEr
                 })
             }
             TokenCommand::List(args) => {
-                let tokens = service.list_tokens(args.workspace).await?;
+                let tokens = service
+                    .list_tokens(the_workspace(&service, args.workspace).await?)
+                    .await?;
                 let listed: Vec<Listed<'_>> = tokens.iter().map(Listed::from).collect();
                 super::print_json(&listed)
             }

@@ -2,6 +2,7 @@
 //! (`--password-stdin`, one line) and stored only as an argon2id hash; nothing prints it back.
 
 use super::CliError;
+use super::baseline::the_workspace;
 use super::workspace::parse_id;
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -31,9 +32,9 @@ pub struct CreateArgs {
     /// taken from the command line.
     #[arg(long, required = true)]
     password_stdin: bool,
-    /// The workspace the user belongs to.
+    /// The workspace the user belongs to (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
     /// Role: viewer, member, admin or owner.
     #[arg(long, value_parser = parse_role, default_value = "member")]
     role: Role,
@@ -108,7 +109,7 @@ pub fn run(global: &GlobalArgs, command: UserCommand) -> Result<ExitCode, CliErr
                     .create_user(
                         &args.email,
                         password.as_deref().unwrap_or_default(),
-                        args.workspace,
+                        the_workspace(&service, args.workspace).await?,
                         args.role,
                     )
                     .await?;

@@ -6,7 +6,7 @@
 //! may be read from `--url-stdin` so it stays out of the process list; secrets are sealed with
 //! the configured key and never printed afterwards.
 
-use super::baseline::parse_id;
+use super::baseline::{parse_id, the_workspace};
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -29,9 +29,9 @@ pub enum WebhookCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct AddArgs {
-    /// The workspace.
+    /// The workspace (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
     /// What the webhook delivers: generic (signed JSON event), slack, discord or pagerduty.
     #[arg(long, default_value = "generic", value_parser = ["generic", "slack", "discord", "pagerduty"])]
     kind: String,
@@ -54,9 +54,9 @@ pub struct AddArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
-    /// The workspace whose webhooks to list.
+    /// The workspace whose webhooks to list (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -64,9 +64,9 @@ pub struct RemoveArgs {
     /// The webhook id.
     #[arg(value_name = "WEBHOOK_ID", value_parser = parse_id)]
     id: Uuid,
-    /// The webhook's workspace.
+    /// The webhook's workspace (default: the only workspace).
     #[arg(long, value_name = "ID", value_parser = parse_id, env = "APIDRIFT_WORKSPACE")]
-    workspace: Uuid,
+    workspace: Option<Uuid>,
 }
 
 fn parse_severity(text: &str) -> Result<Severity, String> {
@@ -97,21 +97,27 @@ pub fn run(global: &GlobalArgs, command: WebhookCommand) -> Result<ExitCode, Cli
             }
             db::block_on(async {
                 let service = db::service(&settings, true).await?;
-                let view = service.create_webhook(args.workspace, &body).await?;
+                let view = service
+                    .create_webhook(the_workspace(&service, args.workspace).await?, &body)
+                    .await?;
                 print_json(&view)
             })??;
         }
         WebhookCommand::List(args) => {
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
-                let webhooks = service.list_webhooks(args.workspace).await?;
+                let webhooks = service
+                    .list_webhooks(the_workspace(&service, args.workspace).await?)
+                    .await?;
                 print_json(&json!({ "webhooks": webhooks }))
             })??;
         }
         WebhookCommand::Remove(args) => {
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
-                service.delete_webhook(args.workspace, args.id).await?;
+                service
+                    .delete_webhook(the_workspace(&service, args.workspace).await?, args.id)
+                    .await?;
                 print_json(&json!({ "removed": args.id }))
             })??;
         }
