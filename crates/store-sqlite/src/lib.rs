@@ -157,19 +157,8 @@ fn create_private(path: &Path) {
     }
     if options.open(path).is_ok() {
         // The umask may have taken bits off 0600 too; set it exactly.
-        let _ = restrict_mode(path);
+        let _ = ops::restrict(path);
     }
-}
-
-#[cfg(unix)]
-fn restrict_mode(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-}
-
-#[cfg(not(unix))]
-fn restrict_mode(_path: &Path) -> std::io::Result<()> {
-    Ok(())
 }
 
 /// A warning when the database at `url_or_path` (a file) can be read or written by users other

@@ -78,16 +78,16 @@ fn verify_copy(path: &str) -> std::result::Result<(), StoreError> {
     }
 }
 
-/// Owner read/write only: the copy holds token hashes and sealed values, whatever the umask of the
-/// process that took it.
+/// Owner read/write only (a backup copy, a new database): the file holds token hashes and sealed
+/// values, whatever the umask of the process that wrote it.
 #[cfg(unix)]
-fn restrict(path: &Path) -> std::io::Result<()> {
+pub(crate) fn restrict(path: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
 }
 
 #[cfg(not(unix))]
-fn restrict(_path: &Path) -> std::io::Result<()> {
+pub(crate) fn restrict(_path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
