@@ -604,3 +604,90 @@ fn refusals_say_what_to_do_next() -> R {
     );
     Ok(())
 }
+
+/// A small document with a name listed twice in `required` and the 3.0 boolean bound, as
+/// `version` (3.0 or 3.1) writes it.
+fn lenient_doc(version: &str) -> String {
+    format!(
+        r##"
+openapi: {version}
+info: {{title: t, version: "1"}}
+paths:
+  /things:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, name, id]
+                properties:
+                  id: {{type: integer, minimum: 0, exclusiveMinimum: true}}
+                  name: {{type: string}}
+                  size: {{type: number, maximum: 10, exclusiveMaximum: false}}
+"##
+    )
+}
+
+#[test]
+fn a_name_required_twice_is_required_once() -> R {
+    for version in ["3.0.3", "3.1.0"] {
+        let v = Contract::from_openapi(&lenient_doc(version), "GET /things", None)?.validator()?;
+        let o = Options::default();
+        let ok = json!({"id": 1, "name": "a"});
+        assert_eq!(paths(&v.check(&ok, &o)), Vec::<&str>::new(), "{version}");
+        let missing = v.check(&json!({"name": "a"}), &o);
+        assert_eq!(paths(&missing), vec!["$.id"], "{version}");
+        assert_eq!(missing.changes.len(), 1, "{version}: reported once");
+    }
+    Ok(())
+}
+
+#[test]
+fn boolean_exclusive_bounds_in_31_keep_their_30_meaning() -> R {
+    for version in ["3.0.3", "3.1.0"] {
+        let v = Contract::from_openapi(&lenient_doc(version), "GET /things", None)?.validator()?;
+        let o = Options::default();
+        let at_bound = v.check(&json!({"id": 0, "name": "a"}), &o);
+        assert_eq!(paths(&at_bound), vec!["$.id"], "{version}");
+        let inclusive_max = v.check(&json!({"id": 1, "name": "a", "size": 10}), &o);
+        assert_eq!(paths(&inclusive_max), Vec::<&str>::new(), "{version}");
+    }
+    let doc = OpenApiDocument::parse(lenient_doc("3.1.0").as_bytes())?;
+    let notes = doc.lenient_readings();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "#/paths/~1things/get/responses/200/content/application~1json/schema/properties/id: boolean `exclusiveMinimum: true`"
+        ),
+        "{notes:?}"
+    );
+    let doc30 = OpenApiDocument::parse(lenient_doc("3.0.3").as_bytes())?;
+    assert!(doc30.lenient_readings().is_empty());
+    Ok(())
+}
+
+#[test]
+fn nullable_in_31_is_read_as_30_reads_it() -> R {
+    let doc31 = NULLABLE_30.replace("openapi: 3.0.3", "openapi: 3.1.0");
+    let v = Contract::from_openapi(&doc31, "GET /orders/{id}", Some(200))?.validator()?;
+    let o = Options::default();
+    // Every member null: accepted, beside every construct, as in 3.0.
+    assert_eq!(paths(&v.check(&order(), &o)), Vec::<&str>::new());
+    // A non-null value still has to fit, and is reported inside the value.
+    let r = v.check(&with(order(), "shipping", json!({"city": 7})), &o);
+    assert_eq!(paths(&r), vec!["$.shipping.city"]);
+    let notes = OpenApiDocument::parse(doc31.as_bytes())?.lenient_readings();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n
+                .starts_with("#/components/schemas/Order/properties/customer: `nullable: true`")),
+        "{notes:?}"
+    );
+    // An example's data is not a schema.
+    assert!(notes.iter().all(|n| !n.contains("/example")), "{notes:?}");
+    Ok(())
+}

@@ -147,6 +147,28 @@ impl OpenApiDocument {
         self.version.starts_with("3.0")
     }
 
+    /// Where a 3.1 or 3.2 document uses a 3.0 form that contracts read with its 3.0 meaning
+    /// rather than ignore or refuse: `nullable: true` (null is allowed there) and a boolean
+    /// `exclusiveMinimum`/`exclusiveMaximum` (the neighbouring bound becomes exclusive). One
+    /// line each, naming the keyword and the JSON pointer of its schema, in document order, at
+    /// most 50 (then a line saying how many more). Empty for a 3.0 document, where both forms
+    /// are the standard.
+    pub fn lenient_readings(&self) -> Vec<String> {
+        if self.is_30() {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        let mut at = Vec::new();
+        lenient_forms(&self.root, &mut at, &mut found, 0);
+        const SHOWN: usize = 50;
+        if found.len() > SHOWN {
+            let more = found.len() - SHOWN;
+            found.truncate(SHOWN);
+            found.push(format!("… and {more} more"));
+        }
+        found
+    }
+
     /// The whole document.
     pub fn value(&self) -> &Value {
         &self.root
@@ -603,9 +625,7 @@ impl<'a> View<'a> {
             .ok_or_else(|| ContractError::Ref(encode_pointer(at)))?;
         let mut value = schema.clone();
         translate(&mut value, self.v30, 0);
-        if self.v30 {
-            self.rewrite_refs(&mut value, 0);
-        }
+        self.rewrite_refs(&mut value, 0);
         let t = Arc::new(Translated { value });
         if let Some(mut m) = self.memo() {
             m.translated.insert(at.clone(), Arc::clone(&t));
@@ -625,7 +645,7 @@ impl<'a> View<'a> {
                 _ => None,
             });
             out.push(seg.clone());
-            if self.v30 && i + 1 < at.len() && node.and_then(Value::as_object).is_some_and(wraps) {
+            if i + 1 < at.len() && node.and_then(Value::as_object).is_some_and(wraps) {
                 out.push("anyOf".into());
                 out.push("1".into());
             }
@@ -999,8 +1019,12 @@ fn collect_refs(
 /// * OpenAPI 3.0 `nullable: true` admits `null` wherever it sits: added to `type` and `enum`,
 ///   and when the schema holds `$ref`, `allOf`, `anyOf`, `oneOf`, `not` or `const` (whose
 ///   subschemas would refuse `null`), the schema becomes `{"anyOf": [{"type": "null"}, S]}`.
-/// * 3.0 boolean `exclusiveMinimum`/`exclusiveMaximum` become the 2020-12 numbers; the siblings
-///   of a 3.0 `$ref` other than `nullable` are dropped (3.0 ignores them).
+///   A 3.1 document that still carries `nullable: true` (converted from 3.0) is read the same
+///   way ([`OpenApiDocument::lenient_readings`] lists where).
+/// * 3.0 boolean `exclusiveMinimum`/`exclusiveMaximum` become the 2020-12 numbers, in a 3.1
+///   document too; the siblings of a 3.0 `$ref` other than `nullable` are dropped (3.0 ignores
+///   them).
+/// * A name listed twice in `required` is required once.
 /// * In both versions, a `writeOnly` property is not required in a response, and the
 ///   annotations that never change validity (`description`, `title`, `example(s)`, `default`,
 ///   `x-…`, …) are dropped.
@@ -1031,30 +1055,35 @@ fn translate(value: &mut Value, v30: bool, depth: usize) {
         return;
     }
     let Value::Object(m) = value else { return };
-    let nullable = v30 && m.get("nullable") == Some(&Value::Bool(true));
-    let wrap = v30 && wraps(m);
-    if v30 {
-        m.remove("nullable");
-        if m.contains_key("$ref") {
-            m.retain(|k, _| k == "$ref");
-            if wrap {
-                let inner = std::mem::take(m);
-                *value = null_or(Value::Object(inner));
-            }
-            return;
+    // `nullable` is a 3.0 keyword; a 3.1 document converted from 3.0 often still carries it,
+    // and its author meant null to be allowed: it is read as 3.0 reads it in both versions
+    // (see `OpenApiDocument::lenient_readings`).
+    let nullable = m.get("nullable") == Some(&Value::Bool(true));
+    let wrap = wraps(m);
+    m.remove("nullable");
+    if v30 && m.contains_key("$ref") {
+        m.retain(|k, _| k == "$ref");
+        if wrap {
+            let inner = std::mem::take(m);
+            *value = null_or(Value::Object(inner));
         }
-        for (flag, bound) in [
-            ("exclusiveMinimum", "minimum"),
-            ("exclusiveMaximum", "maximum"),
-        ] {
-            if let Some(Value::Bool(on)) = m.get(flag).cloned() {
-                m.remove(flag);
-                if on && let Some(b) = m.remove(bound) {
-                    m.insert(flag.into(), b);
-                }
+        return;
+    }
+    // The 3.0 (draft 4) boolean bounds, also when a 3.1 document kept them: the neighbouring
+    // `minimum`/`maximum` becomes exclusive. In 3.1 the boolean form is invalid JSON Schema, so
+    // reading it this way changes no valid document.
+    for (flag, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
+        if let Some(Value::Bool(on)) = m.get(flag).cloned() {
+            m.remove(flag);
+            if on && let Some(b) = m.remove(bound) {
+                m.insert(flag.into(), b);
             }
         }
     }
+    dedupe_required(m);
     drop_write_only_required(m);
     m.retain(|k, _| !is_annotation(k));
     each_subschema_mut(m, |_, sub| translate(sub, v30, depth + 1));
@@ -1103,6 +1132,68 @@ fn is_annotation(keyword: &str) -> bool {
                 | "discriminator"
                 | "$comment"
         )
+}
+
+/// Collects the 3.0 forms of a 3.1 document (see [`OpenApiDocument::lenient_readings`]):
+/// every object but the values of examples, defaults, enums and consts, which are data.
+fn lenient_forms(value: &Value, at: &mut Vec<String>, found: &mut Vec<String>, depth: usize) {
+    if depth > MAX_SCHEMA_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(m) => {
+            let here = || encode_pointer(at);
+            if m.get("nullable") == Some(&Value::Bool(true)) {
+                found.push(format!(
+                    "{}: `nullable: true` is a 3.0 keyword; read as 3.0 reads it (null is allowed)",
+                    here()
+                ));
+            }
+            for flag in ["exclusiveMinimum", "exclusiveMaximum"] {
+                if let Some(Value::Bool(on)) = m.get(flag) {
+                    found.push(format!(
+                        "{}: boolean `{flag}: {on}` is the 3.0 form; read as 3.0 reads it{}",
+                        here(),
+                        if *on {
+                            " (the neighbouring bound is exclusive)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+            for (k, v) in m {
+                if matches!(
+                    k.as_str(),
+                    "example" | "examples" | "default" | "enum" | "const"
+                ) || k.starts_with("x-")
+                {
+                    continue;
+                }
+                at.push(k.clone());
+                lenient_forms(v, at, found, depth + 1);
+                at.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                at.push(i.to_string());
+                lenient_forms(v, at, found, depth + 1);
+                at.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A name listed twice in `required` (`[id, name, id]`, seen in publishers' documents) is
+/// required once: JSON Schema wants the names unique, and the validator misreads the list
+/// otherwise.
+fn dedupe_required(m: &mut Map<String, Value>) {
+    if let Some(Value::Array(names)) = m.get_mut("required") {
+        let mut seen = std::collections::HashSet::new();
+        names.retain(|n| seen.insert(n.to_string()));
+    }
 }
 
 /// `{"anyOf": [{"type": "null"}, schema]}`: the schema moves to `anyOf/1`.

@@ -63,6 +63,10 @@ pub fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
         |e: apidrift_diff::contract::ContractError| CliError(format!("{}: {e}", name(&args.spec)));
     let document = OpenApiDocument::parse(spec.as_bytes()).map_err(in_spec)?;
     drop(spec);
+    // 3.0 forms in a 3.1 document are read with their 3.0 meaning: say where, once each.
+    for reading in document.lenient_readings() {
+        eprintln!("apidrift: note: {}: {reading}", name(&args.spec));
+    }
     let contract = document
         .contract(&args.operation, args.status, args.media_type.as_deref())
         .map_err(in_spec)?;
