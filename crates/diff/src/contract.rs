@@ -222,7 +222,7 @@ impl Contract {
     /// Compiles the schema for its default media type.
     pub fn validator(&self) -> Result<ContractValidator, ContractError> {
         let media = stored_media(&self.schema).map(|(d, _)| d.to_owned());
-        compile(&self.schema, media)
+        compile(&self.schema, media, &self.operation())
     }
 
     /// Compiles the schema for a response of this content type: the media type that
@@ -246,7 +246,7 @@ impl Contract {
                 if let Some(root) = schema.as_object_mut() {
                     root.insert("$ref".into(), Value::String(pointer));
                 }
-                compile(&schema, Some(name))
+                compile(&schema, Some(name), &self.operation())
             }
             _ => self.validator(),
         }
@@ -277,11 +277,32 @@ impl Contract {
     }
 }
 
-fn compile(schema: &Value, media_type: Option<String>) -> Result<ContractValidator, ContractError> {
+fn compile(
+    schema: &Value,
+    media_type: Option<String>,
+    operation: &str,
+) -> Result<ContractValidator, ContractError> {
     let validator = jsonschema::draft202012::options()
         .should_validate_formats(false)
         .build(schema)
-        .map_err(|e| ContractError::Schema(one_line(&e.to_string(), 300)))?;
+        .map_err(|e| {
+            // The schema is checked as an instance of the meta-schema: the error's instance
+            // path is the refused schema's place, which the contract keeps where the document
+            // has it.
+            let at = e.instance_path().as_str().to_owned();
+            let place = if at.is_empty() {
+                String::new()
+            } else {
+                format!(" (at #{at}")
+            };
+            let reached = match (place.is_empty(), operation.trim().is_empty()) {
+                (true, true) => String::new(),
+                (true, false) => format!(" (reached from {operation})"),
+                (false, true) => format!("{place})"),
+                (false, false) => format!("{place}, reached from {operation})"),
+            };
+            ContractError::Schema(format!("{}{reached}", one_line(&e.to_string(), 300)))
+        })?;
     Ok(ContractValidator {
         validator,
         media_type,

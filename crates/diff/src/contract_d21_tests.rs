@@ -691,3 +691,36 @@ fn nullable_in_31_is_read_as_30_reads_it() -> R {
     assert!(notes.iter().all(|n| !n.contains("/example")), "{notes:?}");
     Ok(())
 }
+
+#[test]
+fn a_refused_schema_is_named_by_its_place_and_operation() -> R {
+    let doc = r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/T'}
+components:
+  schemas:
+    T:
+      type: object
+      properties:
+        id: {type: intger}
+"##;
+    let err = Contract::from_openapi(doc, "GET /a", None)
+        .and_then(|c| c.validator())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("(at #/components/schemas/T/properties/id/type, reached from GET /a)"),
+        "{err}"
+    );
+    Ok(())
+}
