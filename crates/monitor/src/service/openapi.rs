@@ -3,10 +3,11 @@
 //! and their response contracts attached, through the same registration as `POST /endpoints`.
 //!
 //! Candidates: every operation under `paths`, by path then method; `name` is the `operationId`,
-//! else the `summary`, else `METHOD /path`; `url` is `servers[0].url` (its `{variables}` replaced
-//! by their defaults) followed by the path. A path template with parameters is importable only
-//! when every path parameter has an example (`example`, `schema.example` or the first of
-//! `examples`).
+//! else the `summary`, else `METHOD /path`; `url` is the first server of the operation's own
+//! `servers`, else of its path item's, else of the document's (its `{variables}` replaced by
+//! their defaults), followed by the path. A path template with parameters is importable only
+//! when every path parameter has an example: its `example`, the first of its `examples`, or its
+//! schema's `example` or first `examples` entry, through a `$ref`.
 //!
 //! Which operations an import creates: those whose method is in `"methods"` (default GET and
 //! HEAD: the others are listed with the reason and the way to opt in), restricted to
@@ -64,8 +65,8 @@ pub struct Candidate {
     /// The operation's `operationId`, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
-    /// `servers[0].url` + the path, example values filled in; `null` when there is no absolute
-    /// server URL.
+    /// The operation's first server (its own `servers`, else its path's, else the document's)
+    /// + the path, example values filled in; `null` when there is no absolute server URL.
     pub url: Option<String>,
     /// Whether the operation defines a JSON response schema usable as a contract (D10).
     pub has_response_contract: bool,
@@ -281,22 +282,43 @@ fn path_param(text: &str) -> String {
     out
 }
 
-/// `servers[0].url` with its variables' defaults, or why there is no absolute base URL (saying
-/// what to do).
-fn server_url(doc: &Value) -> Result<String, String> {
-    let Some(server) = doc.get("servers").and_then(|s| s.get(0)) else {
-        return Err(
-            "servers: the document names no server; add its absolute URL (e.g. \
-                    `servers: [{url: \"https://api.example.com\"}]`) and import again"
-                .into(),
-        );
-    };
+/// The base URL of an operation: the first server of the operation's own `servers`, else of its
+/// path item's, else of the document's, with its variables' defaults; or why there is no
+/// absolute base URL (saying what to do).
+fn operation_server(doc: &Value, path: &str, method: &str) -> Result<String, String> {
+    let item = doc
+        .get("paths")
+        .and_then(|p| p.get(path))
+        .map(|item| deref(doc, item));
+    let op = item.and_then(|i| i.get(method.to_ascii_lowercase()));
+    fn own(v: Option<&Value>) -> Option<&Vec<Value>> {
+        v.and_then(|v| v.get("servers"))
+            .and_then(Value::as_array)
+            .filter(|list| !list.is_empty())
+    }
+    match (own(op), own(item)) {
+        (Some(list), _) => server_url(list, "the operation's servers"),
+        (None, Some(list)) => server_url(list, "the path's servers"),
+        (None, None) => match own(Some(doc)) {
+            Some(list) => server_url(list, "servers"),
+            None => Err(
+                "servers: the document names no server; add its absolute URL (e.g. \
+                 `servers: [{url: \"https://api.example.com\"}]`) and import again"
+                    .into(),
+            ),
+        },
+    }
+}
+
+/// The first server of `list` with its variables' defaults, or why it gives no absolute base
+/// URL (`place` names the list in the reason).
+fn server_url(list: &[Value], place: &str) -> Result<String, String> {
+    let server = &list[0];
     let Some(mut url) = server.get("url").and_then(Value::as_str).map(str::to_owned) else {
-        return Err(
-            "servers: the first server has no `url`; give it the API's absolute URL \
-                    and import again"
-                .into(),
-        );
+        return Err(format!(
+            "{place}: the first server has no `url`; give it the API's absolute URL \
+             and import again"
+        ));
     };
     if let Some(vars) = server.get("variables").and_then(Value::as_object) {
         for (name, var) in vars {
@@ -310,7 +332,7 @@ fn server_url(doc: &Value) -> Result<String, String> {
         Ok(url.trim_end_matches('/').to_owned())
     } else {
         Err(format!(
-            "servers: the first server URL {url:?} is not absolute; make it one \
+            "{place}: the first server URL {url:?} is not absolute; make it one \
              (e.g. \"https://api.example.com{}\") and import again",
             if url.starts_with('/') {
                 url.as_str()
@@ -321,16 +343,26 @@ fn server_url(doc: &Value) -> Result<String, String> {
     }
 }
 
-fn example_of(param: &Value) -> Option<String> {
+/// A path parameter's example: its own `example`, else the first of its `examples`, else its
+/// schema's (through a `$ref`) `example`, else the first of the schema's `examples` (3.1).
+fn example_of(doc: &Value, param: &Value) -> Option<String> {
+    let schema = param.get("schema").map(|s| deref(doc, s));
     let value = param
         .get("example")
-        .or_else(|| param.get("schema").and_then(|s| s.get("example")))
         .or_else(|| {
             param
                 .get("examples")
                 .and_then(Value::as_object)
                 .and_then(|m| m.values().next())
+                .map(|e| deref(doc, e))
                 .and_then(|e| e.get("value"))
+        })
+        .or_else(|| schema.and_then(|s| s.get("example")))
+        .or_else(|| {
+            schema
+                .and_then(|s| s.get("examples"))
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
         })?;
     match value {
         Value::String(s) => Some(s.clone()),
@@ -369,7 +401,7 @@ fn fill_path(doc: &Value, path: &str, method: &str) -> Result<String, Vec<String
             let p = deref(doc, p);
             if p.get("in").and_then(Value::as_str) == Some("path")
                 && let (Some(name), Some(ex)) =
-                    (p.get("name").and_then(Value::as_str), example_of(p))
+                    (p.get("name").and_then(Value::as_str), example_of(doc, p))
             {
                 examples.insert(name.to_owned(), ex);
             }
@@ -425,7 +457,6 @@ pub fn candidates(
     methods: Option<&[String]>,
 ) -> Vec<Candidate> {
     let root = doc.value();
-    let base = server_url(root);
     doc.operations()
         .into_iter()
         .map(|op: Operation| {
@@ -436,6 +467,7 @@ pub fn candidates(
                 .or_else(|| op.summary.clone())
                 .unwrap_or_else(|| op.label());
             let name: String = name.chars().take(200).collect();
+            let base = operation_server(root, &op.path, &op.method);
             let (url, mut reason) = match (&base, fill_path(root, &op.path, &op.method)) {
                 (Err(why), _) => (None, Some(why.clone())),
                 (Ok(b), Ok(filled)) => (Some(format!("{b}{filled}")), None),
@@ -803,6 +835,53 @@ paths:
 
     fn parse(text: &str) -> Result<OpenApiDocument, ServiceError> {
         OpenApiDocument::parse(text.as_bytes()).map_err(|e| ServiceError::Invalid(e.to_string()))
+    }
+
+    /// An operation's own `servers` win over its path's, which win over the document's; a path
+    /// parameter's example may sit in its `$ref`'d schema, or in the schema's `examples`.
+    #[test]
+    fn operation_servers_and_examples_behind_refs() -> Result<(), ServiceError> {
+        let text = r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /models/{id}:
+    get:
+      servers: [{url: "https://{region}.inference.example.com", variables: {region: {default: eu}}}]
+      parameters: [{name: id, in: path, required: true, schema: {$ref: '#/components/schemas/Id'}}]
+      responses: {"200": {description: ok}}
+  /files/{name}:
+    servers: [{url: "https://files.example.com/v2"}]
+    get:
+      parameters: [{name: name, in: path, required: true, schema: {type: string, examples: [report.pdf]}}]
+      responses: {"200": {description: ok}}
+  /plain:
+    get:
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Id: {type: string, example: gpt-x}
+"##;
+        let doc = parse(text)?;
+        let list = candidates(&doc, &AllowList::default(), None);
+        let url = |path: &str| {
+            list.iter()
+                .find(|c| c.path == path)
+                .and_then(|c| c.url.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            url("/models/{id}"),
+            "https://eu.inference.example.com/models/gpt-x"
+        );
+        assert_eq!(
+            url("/files/{name}"),
+            "https://files.example.com/v2/files/report.pdf"
+        );
+        assert_eq!(url("/plain"), "https://api.example.com/plain");
+        assert!(list.iter().all(|c| c.importable), "{list:?}");
+        Ok(())
     }
 
     #[test]
