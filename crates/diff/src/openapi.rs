@@ -261,6 +261,11 @@ impl<'a> View<'a> {
                 let Some(op) = item.get(method).filter(|v| v.is_object()) else {
                     continue;
                 };
+                // An operation written as a `$ref` (multi-file layouts do it) is listed with
+                // what it refers to when that is in the document.
+                let op = self
+                    .deref(op, pointer(&["paths", path, method]))
+                    .map_or(op, |(v, _)| v);
                 let text = |k: &str| {
                     op.get(k)
                         .and_then(Value::as_str)
@@ -334,6 +339,11 @@ impl<'a> View<'a> {
             .get(&lower)
             .filter(|v| v.is_object())
             .ok_or_else(no_op)?;
+        // An operation written as a `$ref`: into the document it is followed; into another
+        // file it is refused, naming the reference (never "no 2xx response").
+        let mut op_at = item_at.clone();
+        op_at.push(lower.clone());
+        let (op, _) = self.deref(op, op_at)?;
         let label = format!("{method} {path_key}");
         let responses = op.get("responses").and_then(Value::as_object);
         let keys = || {

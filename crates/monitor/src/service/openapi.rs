@@ -372,6 +372,19 @@ fn example_of(doc: &Value, param: &Value) -> Option<String> {
     }
 }
 
+/// The reference of an operation written as a `$ref` into another file (`get: {$ref:
+/// account_get.yml}`), which a document received in one piece cannot resolve.
+fn external_operation<'v>(doc: &'v Value, path: &str, method: &str) -> Option<&'v str> {
+    let item = doc
+        .get("paths")
+        .and_then(|p| p.get(path))
+        .map(|i| deref(doc, i))?;
+    item.get(method.to_ascii_lowercase())
+        .and_then(|op| op.get("$ref"))
+        .and_then(Value::as_str)
+        .filter(|r| !r.starts_with('#'))
+}
+
 /// Resolves a local `$ref` (a path item or a parameter) within the document.
 fn deref<'v>(doc: &'v Value, v: &'v Value) -> &'v Value {
     match v.get("$ref").and_then(Value::as_str) {
@@ -480,6 +493,13 @@ pub fn candidates(
                     )),
                 ),
             };
+            if let Some(r) = external_operation(root, &op.path, &op.method) {
+                reason = Some(format!(
+                    "contract: the operation is defined in another file ({r}), which an import \
+                     cannot read; bundle the document into one file first (e.g. `redocly bundle \
+                     openapi.yaml -o bundled.yaml`) and import again"
+                ));
+            }
             if let Some(why) = method_reason(&op.method, methods) {
                 reason = Some(why);
             }
@@ -835,6 +855,50 @@ paths:
 
     fn parse(text: &str) -> Result<OpenApiDocument, ServiceError> {
         OpenApiDocument::parse(text.as_bytes()).map_err(|e| ServiceError::Invalid(e.to_string()))
+    }
+
+    /// An operation written as a `$ref` into another file is listed, not imported, with a
+    /// `contract: …` reason that says how to bundle the document.
+    #[test]
+    fn operations_in_other_files_are_skipped_with_a_contract_reason() -> Result<(), ServiceError> {
+        let text = r##"
+openapi: 3.0.3
+info: {title: t, version: "1"}
+servers: [{url: "https://api.example.com"}]
+paths:
+  /account:
+    get: {$ref: "account_get.yml"}
+  /local:
+    get: {$ref: "#/x-operations/local"}
+x-operations:
+  local:
+    responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
+"##;
+        let doc = parse(text)?;
+        let list = candidates(&doc, &AllowList::default(), None);
+        let account = list.iter().find(|c| c.path == "/account");
+        let reason = account.and_then(|c| c.reason.clone()).unwrap_or_default();
+        assert!(
+            reason.starts_with(
+                "contract: the operation is defined in another file (account_get.yml)"
+            ) && reason.contains("bundle"),
+            "{reason}"
+        );
+        let local = list.iter().find(|c| c.path == "/local");
+        assert!(
+            local.is_some_and(|c| c.importable && c.has_response_contract),
+            "{list:?}"
+        );
+        let err = doc
+            .contract("GET /account", None, None)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("account_get.yml") && err.contains("bundle"),
+            "{err}"
+        );
+        Ok(())
     }
 
     /// An operation's own `servers` win over its path's, which win over the document's; a path
