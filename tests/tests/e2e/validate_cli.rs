@@ -373,3 +373,88 @@ fn stripe_fixtures_validate_against_stripes_document() -> R {
     assert_eq!(v["changeCount"], json!(1));
     Ok(())
 }
+
+/// A multi-file document (a root, an operation in a file of its own, two schema files that refer
+/// to each other) is read from disk by `validate`; the same operation over standard input, where
+/// no other file can be read, is refused naming the reference.
+#[test]
+fn multi_file_documents_are_read_from_disk() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let api = dir.path().join("api");
+    std::fs::create_dir_all(api.join("schemas"))?;
+    std::fs::write(
+        api.join("root.yaml"),
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /account:\n    get: {$ref: 'ops/account_get.yml'}\n",
+    )?;
+    std::fs::create_dir_all(api.join("ops"))?;
+    std::fs::write(
+        api.join("ops/account_get.yml"),
+        "responses:\n  '200':\n    description: ok\n    content:\n      application/json:\n        schema: {$ref: '../schemas/account.yaml'}\n",
+    )?;
+    std::fs::write(
+        api.join("schemas/account.yaml"),
+        "type: object\nrequired: [id]\nproperties:\n  id: {type: string}\n  owner: {$ref: 'owner.yaml'}\n",
+    )?;
+    std::fs::write(
+        api.join("schemas/owner.yaml"),
+        "type: object\nnullable: true\nproperties:\n  account: {$ref: 'account.yaml'}\n",
+    )?;
+    let good = dir.path().join("good.json");
+    std::fs::write(
+        &good,
+        r#"{"id": "a", "owner": {"account": {"id": "b", "owner": null}}}"#,
+    )?;
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"id": "a", "owner": {"account": {"id": 7}}}"#)?;
+    let root = api.join("root.yaml");
+    let spec = root.to_string_lossy();
+    let out = run(&[
+        "validate",
+        "--spec",
+        &spec,
+        "--operation",
+        "GET /account",
+        &good.to_string_lossy(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let out = run(&[
+        "validate",
+        "--spec",
+        &spec,
+        "--operation",
+        "GET /account",
+        &bad.to_string_lossy(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("$.owner.account.id"),
+        "{}",
+        stdout(&out)
+    );
+
+    let text = std::fs::read(&root)?;
+    let out = apidrift_e2e::run_with_stdin(
+        &[
+            "validate",
+            "--spec",
+            "-",
+            "--operation",
+            "GET /account",
+            &good.to_string_lossy(),
+        ],
+        &text,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ops/account_get.yml") && stderr(&out).contains("bundle"),
+        "{}",
+        stderr(&out)
+    );
+    Ok(())
+}

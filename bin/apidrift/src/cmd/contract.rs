@@ -62,7 +62,7 @@ pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, Cl
     let settings = config::load_from_process(global)?;
     let out = match command {
         ContractCommand::Attach(args) => {
-            let document = super::gate::read_input(&args.spec)?;
+            let document = super::bundle::read_spec(&args.spec)?;
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
                 let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;

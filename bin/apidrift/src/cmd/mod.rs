@@ -2,6 +2,7 @@
 
 pub mod backup;
 pub mod baseline;
+pub mod bundle;
 pub mod contract;
 pub mod demo;
 pub mod diff;

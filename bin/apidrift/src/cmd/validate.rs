@@ -58,7 +58,7 @@ pub fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError(e.to_string()))?;
     let mut options = Options::default();
     options.ignore = ignore;
-    let spec = read_input(&args.spec)?;
+    let spec = super::bundle::read_spec(&args.spec)?;
     let in_spec =
         |e: apidrift_diff::contract::ContractError| CliError(format!("{}: {e}", name(&args.spec)));
     let document = OpenApiDocument::parse(spec.as_bytes()).map_err(in_spec)?;
