@@ -321,6 +321,71 @@ fn too_large(backend: Backend) -> TestResult {
     Ok(())
 }
 
+/// Documents as publishers write them, through `POST /api/openapi/parse`: of three operations,
+/// one is on its own server, one takes its path parameter's example from a `$ref`'d schema,
+/// and one is written as a `$ref` into another file (the import, receiving one document, skips
+/// it with a `contract: …` reason and creates the others with their contracts).
+fn publishers_documents(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, VARS)? else {
+        return Ok(());
+    };
+    workspace_with_owner(&env, "publishers")?;
+    let server = env.serve(&[])?;
+    let (cookie, csrf) = login(&server)?;
+    let doc = r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+servers: [{url: "https://api.example.com/v1"}]
+paths:
+  /models/{id}:
+    get:
+      servers: [{url: "https://inference.example.com"}]
+      parameters: [{name: id, in: path, required: true, schema: {$ref: '#/components/schemas/Id'}}]
+      responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
+  /users:
+    get:
+      responses: {"200": {description: ok, content: {application/json: {schema: {type: array}}}}}
+  /account:
+    get: {$ref: "account_get.yml"}
+components:
+  schemas:
+    Id: {type: string, example: small-1}
+"##;
+    let body = json!({ "document": doc, "import": true })
+        .to_string()
+        .into_bytes();
+    let (status, answer) = import(&server, &cookie, &csrf, body)?;
+    assert_eq!(status, 201, "{answer}");
+    let ops = answer["operations"].as_array().ok_or("no operations")?;
+    let url = |path: &str| {
+        ops.iter()
+            .find(|o| o["path"] == path)
+            .map(|o| o["url"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        url("/models/{id}"),
+        "https://inference.example.com/models/small-1"
+    );
+    assert_eq!(url("/users"), "https://api.example.com/v1/users");
+    assert_eq!(answer["import"]["created"], 2, "{answer}");
+    let skipped = answer["import"]["skipped"].as_array().ok_or("no skipped")?;
+    assert_eq!(skipped.len(), 1, "{answer}");
+    let reason = skipped[0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.starts_with("contract: the operation is defined in another file (account_get.yml)"),
+        "{reason}"
+    );
+    let created = answer["import"]["endpoints"]
+        .as_array()
+        .ok_or("no endpoints")?;
+    assert!(
+        created.iter().all(|e| e["hasResponseContract"] == true),
+        "{answer}"
+    );
+    Ok(())
+}
+
 macro_rules! both_backends {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
@@ -336,4 +401,4 @@ macro_rules! both_backends {
     )+};
 }
 
-both_backends!(stripe_import, too_large);
+both_backends!(stripe_import, too_large, publishers_documents);
