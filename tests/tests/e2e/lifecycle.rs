@@ -1013,6 +1013,12 @@ fn if_match_and_etag(backend: Backend) -> TestResult {
         Some(&json!({"paused": true})),
     )?;
     assert_eq!((status, v4.as_deref()), (200, Some("\"4\"")), "{body}");
+    // The CLI's pause, resume and update are edits too: each adds 1 to the version.
+    env.cli(&["endpoint", "pause", &id])?;
+    env.cli(&["endpoint", "resume", &id])?;
+    env.cli(&["endpoint", "update", &id, "--patch", r#"{"paused": true}"#])?;
+    let (_, tag) = get_etag()?;
+    assert_eq!(tag, "\"7\"", "pause, resume and update through the CLI");
     // An unknown endpoint with If-Match is still a 404.
     let (status, _, _) = send_if_match(
         &server,
@@ -1031,9 +1037,9 @@ fn if_match_and_etag(backend: Backend) -> TestResult {
     let (kept, tag) = get_etag()?;
     assert_eq!(
         (kept["timeoutMs"].clone(), tag.as_str()),
-        (json!(3000), "\"4\"")
+        (json!(3000), "\"7\"")
     );
-    let (status, body, _) = send_if_match(&server, "DELETE", &path, &admin, Some("\"4\""), None)?;
+    let (status, body, _) = send_if_match(&server, "DELETE", &path, &admin, Some("\"7\""), None)?;
     assert_eq!(status, 204, "{body}");
     let (status, _, _) = send_if_match(&server, "GET", &path, &member, None, None)?;
     assert_eq!(status, 404);
