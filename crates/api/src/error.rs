@@ -37,6 +37,9 @@ pub enum ApiError {
     /// 405: the route exists with other methods (listed in `Allow`).
     #[error("method not allowed")]
     MethodNotAllowed(&'static str),
+    /// 412: the `If-Match` of the request names another version than the current one.
+    #[error("{0}")]
+    PreconditionFailed(String),
     /// 413: the body is larger than the limit.
     #[error("request body larger than {0} bytes")]
     PayloadTooLarge(usize),
@@ -64,6 +67,8 @@ impl ApiError {
     pub fn store(e: StoreError) -> Self {
         match e {
             StoreError::NotFound => ApiError::NotFound,
+            // The service turns it into its own text; this is the safety net.
+            StoreError::Changed => ApiError::PreconditionFailed(e.to_string()),
             // Input the store cannot hold (a NUL in user text): the caller's mistake, named by
             // the store's message. The service refuses it earlier; this is the safety net.
             StoreError::InvalidInput(text) => ApiError::BadRequest(text),
@@ -85,6 +90,7 @@ impl ResponseError for ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
             ApiError::PayloadTooLarge(_) | ApiError::DocumentTooLarge(_) => {
                 StatusCode::PAYLOAD_TOO_LARGE
             }
@@ -143,6 +149,8 @@ impl From<apidrift_monitor::ServiceError> for ApiError {
             S::NotFound { .. } => ApiError::NotFound,
             S::TooLarge(limit) => ApiError::DocumentTooLarge(limit),
             e @ S::NoKey(_) => ApiError::Unavailable(e.to_string()),
+            e @ S::Changed { .. } => ApiError::PreconditionFailed(e.to_string()),
+            e @ S::Contended { .. } => ApiError::Unavailable(e.to_string()),
             S::Store(e) => ApiError::store(e),
             other => ApiError::Internal(other.to_string()),
         }

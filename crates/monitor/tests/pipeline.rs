@@ -865,7 +865,7 @@ async fn slow_runs_keep_their_lease(b: Backend) -> TestResult {
         apidrift_model::Frequency::Hourly,
     ));
     w.store
-        .update_endpoint(w.ws, id, changes, OffsetDateTime::now_utc())
+        .update_endpoint(w.ws, id, changes, None, OffsetDateTime::now_utc())
         .await?;
     up.delay(Duration::from_millis(1200));
     let config = apidrift_monitor::WorkerConfig {

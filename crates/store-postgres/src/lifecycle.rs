@@ -49,6 +49,7 @@ async fn update(
     ws: Uuid,
     ep: Uuid,
     ch: &EndpointChanges,
+    expected: Option<i64>,
     now: OffsetDateTime,
 ) -> Result<StoredEndpoint> {
     // The schedule row (when there is one) before the endpoint row, in the order of a claim: an
@@ -58,11 +59,16 @@ async fn update(
         .bind::<SqlUuid, _>(ep)
         .execute(c)
         .await?;
+    // `get` locks the endpoint row: the version compared here is the one the write replaces.
     let before = get(c, ws, ep).await?;
-    diesel::update(
+    if expected.is_some_and(|v| v != before.version) {
+        return Err(Error::Store(StoreError::Changed));
+    }
+    let n = diesel::update(
         endpoints::table
             .filter(endpoints::workspace_id.eq(ws))
-            .filter(endpoints::id.eq(ep)),
+            .filter(endpoints::id.eq(ep))
+            .filter(endpoints::version.eq(before.version)),
     )
     .set((
         endpoints::name.eq(&ch.name),
@@ -85,9 +91,13 @@ async fn update(
         endpoints::paused.eq(ch.paused),
         endpoints::retries.eq(i32::from(ch.retries)),
         endpoints::updated_at.eq(micros(now)),
+        endpoints::version.eq(endpoints::version + 1),
     ))
     .execute(c)
     .await?;
+    if n != 1 {
+        return Err(Error::Store(StoreError::Changed));
+    }
     if before.schedule != ch.schedule {
         cached("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
             .bind::<SqlUuid, _>(ws)
@@ -98,7 +108,7 @@ async fn update(
     get(c, ws, ep).await
 }
 
-async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
+async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid, expected: Option<i64>) -> Result<()> {
     // Lock the workspace row as creating endpoints does, so the plan count stays exact (the same
     // `FOR NO KEY UPDATE`, which the foreign-key checks of a concurrent check's rows pass).
     cached("SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
@@ -113,7 +123,12 @@ async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<()> {
         .bind::<SqlUuid, _>(ep)
         .execute(c)
         .await?;
-    get(c, ws, ep).await?;
+    // `get` locks the endpoint row: nobody changes its version before the delete below. A
+    // mismatch returns before anything is deleted, and the transaction rolls back the schedule.
+    let current = get(c, ws, ep).await?;
+    if expected.is_some_and(|v| v != current.version) {
+        return Err(Error::Store(StoreError::Changed));
+    }
     for sql in [
         "DELETE FROM deliveries WHERE event_id IN \
          (SELECT id FROM outbox_events WHERE workspace_id = $1 AND endpoint_id = $2)",
@@ -326,6 +341,7 @@ impl LifecycleStore for PgStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
         changes: EndpointChanges,
+        expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> std::result::Result<StoredEndpoint, StoreError> {
         check_text(&changes)?;
@@ -334,6 +350,7 @@ impl LifecycleStore for PgStore {
             workspace_id,
             endpoint_id,
             &changes,
+            expected_version,
             now
         )
         .await)
@@ -343,8 +360,15 @@ impl LifecycleStore for PgStore {
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
+        expected_version: Option<i64>,
     ) -> std::result::Result<(), StoreError> {
-        tx!(self, |c| delete(c, workspace_id, endpoint_id).await)
+        tx!(self, |c| delete(
+            c,
+            workspace_id,
+            endpoint_id,
+            expected_version
+        )
+        .await)
     }
 
     async fn list_checks(

@@ -194,6 +194,7 @@ pub struct EndpointRow {
     pub paused: bool,
     pub retries: i32,
     pub identity_keys: Value,
+    pub version: i64,
 }
 
 impl EndpointRow {
@@ -233,6 +234,7 @@ impl EndpointRow {
             paused: false,
             retries: i32::from(e.retries),
             identity_keys: string_map(&e.identity_keys),
+            version: 1,
         })
     }
 
@@ -279,6 +281,7 @@ impl EndpointRow {
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
             identity_keys: string_map_from("endpoints.identity_keys", self.identity_keys)?,
+            version: self.version,
         })
     }
 }

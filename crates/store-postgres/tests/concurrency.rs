@@ -166,7 +166,7 @@ async fn race(db: &TestDb) -> TestResult {
                     tokio::time::sleep(Duration::from_millis(2)).await;
                     continue;
                 };
-                match store.delete_endpoint(ws, ep).await {
+                match store.delete_endpoint(ws, ep, None).await {
                     Ok(()) => {
                         deletes.fetch_add(1, Ordering::Relaxed);
                     }
@@ -278,7 +278,7 @@ async fn forced_deadlock(db: &TestDb) -> TestResult {
     // The delete locks the endpoint row, then waits for workspace_counts (its trigger).
     let deleting = {
         let store = store.clone();
-        tokio::spawn(async move { store.delete_endpoint(ws, ep).await })
+        tokio::spawn(async move { store.delete_endpoint(ws, ep, None).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(

@@ -43,13 +43,20 @@ fn update(
     ws: Uuid,
     ep: Uuid,
     ch: &EndpointChanges,
+    expected: Option<i64>,
     now: OffsetDateTime,
 ) -> Result<StoredEndpoint> {
+    // One writer transaction: the version read here is the one the write below replaces (the
+    // `version` filter says so again in the statement).
     let before = get(c, ws, ep)?;
-    diesel::update(
+    if expected.is_some_and(|v| v != before.version) {
+        return Err(Error::Store(StoreError::Changed));
+    }
+    let n = diesel::update(
         endpoints::table
             .filter(endpoints::workspace_id.eq(id(ws)))
-            .filter(endpoints::id.eq(id(ep))),
+            .filter(endpoints::id.eq(id(ep)))
+            .filter(endpoints::version.eq(before.version)),
     )
     .set((
         endpoints::name.eq(&ch.name),
@@ -72,8 +79,12 @@ fn update(
         endpoints::paused.eq(ch.paused),
         endpoints::retries.eq(i32::from(ch.retries)),
         endpoints::updated_at.eq(ts(now)),
+        endpoints::version.eq(endpoints::version + 1),
     ))
     .execute(c)?;
+    if n != 1 {
+        return Err(Error::Store(StoreError::Changed));
+    }
     if before.schedule != ch.schedule {
         cached("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
             .bind::<Text, _>(id(ws))
@@ -83,8 +94,12 @@ fn update(
     get(c, ws, ep)
 }
 
-fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<()> {
-    get(c, ws, ep)?;
+fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid, expected: Option<i64>) -> Result<()> {
+    // One writer transaction: a mismatch returns before anything is deleted.
+    let current = get(c, ws, ep)?;
+    if expected.is_some_and(|v| v != current.version) {
+        return Err(Error::Store(StoreError::Changed));
+    }
     let (w, e) = (id(ws), id(ep));
     for sql in [
         "DELETE FROM deliveries WHERE event_id IN \
@@ -292,19 +307,30 @@ impl LifecycleStore for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
         changes: EndpointChanges,
+        expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> std::result::Result<StoredEndpoint, StoreError> {
         check_text(&changes)?;
-        self.write(move |c| update(c, workspace_id, endpoint_id, &changes, now))
-            .await
+        self.write(move |c| {
+            update(
+                c,
+                workspace_id,
+                endpoint_id,
+                &changes,
+                expected_version,
+                now,
+            )
+        })
+        .await
     }
 
     async fn delete_endpoint(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
+        expected_version: Option<i64>,
     ) -> std::result::Result<(), StoreError> {
-        self.write(move |c| delete(c, workspace_id, endpoint_id))
+        self.write(move |c| delete(c, workspace_id, endpoint_id, expected_version))
             .await
     }
 

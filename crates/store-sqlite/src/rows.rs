@@ -185,6 +185,7 @@ pub struct EndpointRow {
     pub paused: bool,
     pub retries: i32,
     pub identity_keys: String,
+    pub version: i64,
 }
 
 impl EndpointRow {
@@ -224,6 +225,7 @@ impl EndpointRow {
             paused: false,
             retries: i32::from(e.retries),
             identity_keys: string_map_to_json(&e.identity_keys),
+            version: 1,
         })
     }
 
@@ -270,6 +272,7 @@ impl EndpointRow {
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
             identity_keys: string_map_from_json("endpoints.identity_keys", &self.identity_keys)?,
+            version: self.version,
         })
     }
 }

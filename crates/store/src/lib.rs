@@ -94,6 +94,10 @@ pub enum StoreError {
     /// The row does not exist in this workspace (a row of another workspace is reported the same).
     #[error("not found")]
     NotFound,
+    /// The row exists but its version is not the one the caller expected (someone changed it
+    /// since it was read); nothing was written.
+    #[error("changed since it was read")]
+    Changed,
     /// A uniqueness rule was violated (e.g. a token hash that already exists).
     #[error("conflict: {0}")]
     Conflict(String),

@@ -103,24 +103,30 @@ pub struct StoredDelivery {
 /// Endpoint lifecycle and history. Implemented by both adapters.
 #[async_trait]
 pub trait LifecycleStore: Send + Sync {
-    /// Writes `changes` to the endpoint (and `updated_at = now`) in one transaction; when the
-    /// schedule changed, its schedule row is removed (the scheduler creates the new one). Figures,
-    /// health, baseline and contract stay. [`StoreError::NotFound`] when missing.
+    /// Writes `changes` to the endpoint (and `updated_at = now`, `version + 1`) in one
+    /// transaction; when the schedule changed, its schedule row is removed (the scheduler creates
+    /// the new one). Figures, health, baseline and contract stay. With `expected_version`, the
+    /// write happens only while the stored version is that one: otherwise
+    /// [`StoreError::Changed`] and nothing is written. [`StoreError::NotFound`] when missing.
     async fn update_endpoint(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
         changes: EndpointChanges,
+        expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> Result<StoredEndpoint, StoreError>;
 
     /// Deletes the endpoint in ONE transaction with its schedule, baselines, checks, diffs, alert
     /// state, contract and sealed secrets, and its outbox events with their queued deliveries.
-    /// The workspace's endpoint count drops. [`StoreError::NotFound`] when missing.
+    /// The workspace's endpoint count drops. With `expected_version`, only while the stored
+    /// version is that one: otherwise [`StoreError::Changed`] and the endpoint stays.
+    /// [`StoreError::NotFound`] when missing.
     async fn delete_endpoint(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
+        expected_version: Option<i64>,
     ) -> Result<(), StoreError>;
 
     /// The endpoint's checks, newest first (`started_at`, then id, descending), paginated, with

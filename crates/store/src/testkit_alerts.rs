@@ -1201,7 +1201,7 @@ pub async fn alert_schedule_claim_marks_checking(store: Arc<dyn Store>) -> TestR
     let mut changes = EndpointChanges::of(paused);
     changes.paused = true;
     store
-        .update_endpoint(ws.id, paused.id, changes, at(2))
+        .update_endpoint(ws.id, paused.id, changes, None, at(2))
         .await?;
     let rows = ids
         .iter()

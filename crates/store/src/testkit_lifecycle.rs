@@ -86,7 +86,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     ch.paused = true;
     ch.retries = 3;
     let got = store
-        .update_endpoint(a.id, e.id, ch.clone(), at(50))
+        .update_endpoint(a.id, e.id, ch.clone(), None, at(50))
         .await?;
     assert_eq!(EndpointChanges::of(&got), ch);
     assert_eq!(got.updated_at, at(50));
@@ -120,7 +120,9 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
         .await?;
     let mut same = EndpointChanges::of(&got);
     same.paused = false;
-    let got2 = store.update_endpoint(a.id, e.id, same, at(60)).await?;
+    let got2 = store
+        .update_endpoint(a.id, e.id, same, None, at(60))
+        .await?;
     assert!(!got2.paused);
     assert!(store.schedule_of(a.id, e.id).await?.is_some());
 
@@ -128,7 +130,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     let mut bad = EndpointChanges::of(&got2);
     bad.name = "a\0b".into();
     bad.paused = true;
-    match store.update_endpoint(a.id, e.id, bad, at(70)).await {
+    match store.update_endpoint(a.id, e.id, bad, None, at(70)).await {
         Err(StoreError::InvalidInput(_)) => {}
         other => return Err(fail(format!("NUL name: {other:?}"))),
     }
@@ -138,13 +140,16 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     let mut other = EndpointChanges::of(&got2);
     other.name = "stolen".into();
     match store
-        .update_endpoint(b.id, e.id, other.clone(), at(80))
+        .update_endpoint(b.id, e.id, other.clone(), None, at(80))
         .await
     {
         Err(StoreError::NotFound) => {}
         x => return Err(fail(format!("cross-workspace update: {x:?}"))),
     }
-    match store.update_endpoint(a.id, new_id(), other, at(80)).await {
+    match store
+        .update_endpoint(a.id, new_id(), other, None, at(80))
+        .await
+    {
         Err(StoreError::NotFound) => {}
         x => return Err(fail(format!("missing endpoint update: {x:?}"))),
     }
@@ -193,13 +198,13 @@ pub async fn lifecycle_delete_endpoint(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(store.count_endpoints(a.id).await?, 2);
     assert_eq!(store.delivery_counts(a.id).await?.pending, 2);
 
-    match store.delete_endpoint(b.id, e.id).await {
+    match store.delete_endpoint(b.id, e.id, None).await {
         Err(StoreError::NotFound) => {}
         x => return Err(fail(format!("cross-workspace delete: {x:?}"))),
     }
     assert_eq!(store.count_endpoints(a.id).await?, 2);
 
-    store.delete_endpoint(a.id, e.id).await?;
+    store.delete_endpoint(a.id, e.id, None).await?;
     assert_eq!(store.get_endpoint(a.id, e.id).await?, None);
     assert_eq!(store.get_diff(a.id, diff_id).await?, None);
     assert_eq!(store.active_baseline(a.id, e.id).await?, None);
@@ -224,7 +229,7 @@ pub async fn lifecycle_delete_endpoint(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(page.items.first().map(|d| d.id), Some(kept_diff));
     assert!(store.get_endpoint(a.id, keep.id).await?.is_some());
 
-    match store.delete_endpoint(a.id, e.id).await {
+    match store.delete_endpoint(a.id, e.id, None).await {
         Err(StoreError::NotFound) => {}
         x => return Err(fail(format!("second delete: {x:?}"))),
     }
@@ -233,6 +238,110 @@ pub async fn lifecycle_delete_endpoint(store: Arc<dyn Store>) -> TestResult {
         .create_endpoints(a.id, vec![endpoint_row("again", at(20))])
         .await?;
     assert_eq!(store.count_endpoints(a.id).await?, 2);
+    Ok(())
+}
+
+/// The version of an endpoint (optimistic concurrency): 1 at creation, +1 per update; checks,
+/// baselines and the in-flight marker leave it; an update or delete expecting another version
+/// answers `Changed` and writes nothing; another workspace is still `NotFound`.
+pub async fn lifecycle_endpoint_version(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "versioned").await?;
+    assert_eq!(e.version, 1, "a new endpoint starts at version 1");
+
+    // What a check does to the row leaves the version.
+    store
+        .record_baseline(a.id, baseline(e.id, at(1)), Some(Health::Healthy))
+        .await?;
+    store
+        .begin_checking(a.id, e.id, at(2), at(2) + Duration::seconds(60))
+        .await?;
+    store.record_check(a.id, check(e.id, at(3)), None).await?;
+    store.reset_stale_checking(at(3600)).await?;
+    let checked = store
+        .get_endpoint(a.id, e.id)
+        .await?
+        .ok_or_else(|| fail("the endpoint is gone"))?;
+    assert_eq!(checked.version, 1, "checks must not change the version");
+
+    // The current version: written, version + 1.
+    let mut ch = EndpointChanges::of(&checked);
+    ch.name = "first".into();
+    let v2 = store
+        .update_endpoint(a.id, e.id, ch, Some(1), at(10))
+        .await?;
+    assert_eq!(v2.name, "first");
+    assert_eq!(v2.version, 2);
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(v2.clone()));
+
+    // A stale version: Changed, nothing written.
+    let mut stale = EndpointChanges::of(&checked);
+    stale.timeout_ms = 1234;
+    stale.paused = true;
+    match store
+        .update_endpoint(a.id, e.id, stale, Some(1), at(20))
+        .await
+    {
+        Err(StoreError::Changed) => {}
+        x => return Err(fail(format!("stale update: {x:?}"))),
+    }
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(v2.clone()));
+
+    // No expected version: written, version + 1.
+    let mut ch = EndpointChanges::of(&v2);
+    ch.timeout_ms = 4321;
+    let v3 = store.update_endpoint(a.id, e.id, ch, None, at(30)).await?;
+    assert_eq!(
+        (v3.name.as_str(), v3.timeout_ms, v3.version),
+        ("first", 4321, 3)
+    );
+
+    // Another workspace (even with the right version) and a missing id stay NotFound.
+    let other = EndpointChanges::of(&v3);
+    match store
+        .update_endpoint(b.id, e.id, other.clone(), Some(3), at(40))
+        .await
+    {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("cross-workspace versioned update: {x:?}"))),
+    }
+    match store.delete_endpoint(b.id, e.id, Some(3)).await {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("cross-workspace versioned delete: {x:?}"))),
+    }
+    match store
+        .update_endpoint(a.id, new_id(), other, Some(1), at(40))
+        .await
+    {
+        Err(StoreError::NotFound) => {}
+        x => return Err(fail(format!("missing versioned update: {x:?}"))),
+    }
+
+    // Delete with a stale version: Changed, the row and its schedule stay.
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: a.id,
+            endpoint_id: e.id,
+            cadence: Cadence::Every(Frequency::Daily),
+            next_run_at: at(50),
+        }])
+        .await?;
+    match store.delete_endpoint(a.id, e.id, Some(2)).await {
+        Err(StoreError::Changed) => {}
+        x => return Err(fail(format!("stale delete: {x:?}"))),
+    }
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(v3));
+    assert_eq!(store.count_endpoints(a.id).await?, 1);
+    assert!(
+        store.schedule_of(a.id, e.id).await?.is_some(),
+        "a refused delete keeps the schedule row"
+    );
+
+    // Delete with the current version: gone.
+    store.delete_endpoint(a.id, e.id, Some(3)).await?;
+    assert_eq!(store.get_endpoint(a.id, e.id).await?, None);
+    assert_eq!(store.count_endpoints(a.id).await?, 0);
     Ok(())
 }
 
@@ -541,6 +650,7 @@ macro_rules! lifecycle_conformance_cases {
         $crate::lifecycle_conformance_cases!(@cases $setup, $teardown;
             lifecycle_update_endpoint,
             lifecycle_delete_endpoint,
+            lifecycle_endpoint_version,
             lifecycle_check_history,
             lifecycle_deliveries,
             lifecycle_checking_marker,

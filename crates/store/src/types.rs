@@ -304,6 +304,10 @@ pub struct StoredEndpoint {
     pub paused: bool,
     /// Retries of a fetch with no response or a 5xx (0–3).
     pub retries: u8,
+    /// The version of the editable state: 1 at creation, +1 on every
+    /// [`crate::LifecycleStore::update_endpoint`]; checks, health and figures leave it. The API
+    /// sends it as the strong `ETag` and compares `If-Match` with it.
+    pub version: i64,
 }
 
 impl StoredEndpoint {

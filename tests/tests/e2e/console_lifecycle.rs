@@ -216,6 +216,103 @@ fn revoke_asks_first_and_names_the_token() -> TestResult {
     Ok(())
 }
 
+/// Issue 25: the edit form carries the version it shows; when the endpoint changed after the form
+/// was opened, saving writes nothing and the form comes back with the current values, their
+/// version and a message saying so; saving that form then works.
+#[test]
+fn edit_form_opened_before_a_change_saves_nothing_and_shows_the_current_values() -> TestResult {
+    let c = start()?;
+    let up = Upstream::start(r#"{"id":1}"#)?;
+    let res = c.api(
+        "POST",
+        "/api/v1/endpoints",
+        &c.token,
+        Some(&json!({ "name": "shared", "url": up.url, "timeoutMs": 3000 })),
+    )?;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let eid = res.json()["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no endpoint id")?
+        .to_owned();
+    let admin = c.session("admin@localhost", &c.password)?;
+    let edit_path = format!("/console/endpoints/{eid}/edit");
+    let form_page = c.get(&edit_path, &admin)?.text();
+    assert!(
+        form_page.contains("<input type=\"hidden\" name=\"version\" value=\"1\">"),
+        "{form_page}"
+    );
+    let csrf = csrf_of(&form_page).ok_or("no csrf")?;
+
+    // Someone else changes the endpoint after the form was opened.
+    let res = c.api(
+        "PATCH",
+        &format!("/api/v1/endpoints/{eid}"),
+        &c.token,
+        Some(&json!({ "timeoutMs": 4000, "environment": "staging" })),
+    )?;
+    assert_eq!(res.status, 200, "{}", res.text());
+
+    let fields = |version: &str| {
+        vec![
+            ("_csrf", csrf.clone()),
+            ("version", version.to_owned()),
+            ("name", "from the form".to_owned()),
+            ("url", up.url.clone()),
+            ("method", "GET".to_owned()),
+            ("environment", "production".to_owned()),
+            ("content_type", "application/json".to_owned()),
+            ("diff_mode", "schema".to_owned()),
+            ("timeout_ms", "3000".to_owned()),
+            ("retries", "1".to_owned()),
+            ("schedule", String::new()),
+        ]
+    };
+    let owned = fields("1");
+    let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let res = c.post_form(&edit_path, &admin, &c.origin, &pairs)?;
+    let page = res.text();
+    assert_eq!(res.status, 412, "{page}");
+    assert!(
+        page.contains(
+            "Someone else changed this endpoint after you opened the form: review the current values below and save again."
+        ),
+        "{page}"
+    );
+    // The current stored values and their version, not the submitted ones.
+    assert!(
+        page.contains("id=\"name\" name=\"name\" value=\"shared\""),
+        "{page}"
+    );
+    assert!(page.contains("value=\"4000\""), "{page}");
+    assert!(
+        page.contains("id=\"environment\" name=\"environment\" value=\"staging\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("<input type=\"hidden\" name=\"version\" value=\"2\">"),
+        "{page}"
+    );
+    let e = c
+        .api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+        .json();
+    assert_eq!(
+        (&e["endpoint"]["name"], &e["endpoint"]["timeoutMs"]),
+        (&json!("shared"), &json!(4000)),
+        "nothing of the stale form is saved: {e}"
+    );
+
+    // Saved from the form as it came back (its version): written.
+    let owned = fields("2");
+    let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let res = c.post_form(&edit_path, &admin, &c.origin, &pairs)?;
+    assert_eq!(res.status, 303, "{}", res.text());
+    let e = c
+        .api("GET", &format!("/api/v1/endpoints/{eid}"), &c.token, None)?
+        .json();
+    assert_eq!(e["endpoint"]["name"], "from the form", "{e}");
+    Ok(())
+}
+
 #[test]
 fn edit_pause_history_and_delete_with_role_limits() -> TestResult {
     let c = start()?;

@@ -789,3 +789,259 @@ fn endpoint_cli_commands(backend: Backend) -> TestResult {
     );
     Ok(())
 }
+
+both_backends!(concurrent_patches_keep_both_fields, if_match_and_etag);
+
+/// One PATCH (or DELETE) with an optional `If-Match`: the status, the body, the `ETag`.
+fn send_if_match(
+    server: &Server,
+    method: &str,
+    path: &str,
+    token: &str,
+    if_match: Option<&str>,
+    body: Option<&Value>,
+) -> Result<(u16, Value, Option<String>), Box<dyn Error>> {
+    let mut req = server.request(method, path).bearer(token);
+    if let Some(m) = if_match {
+        req = req.header("If-Match", m);
+    }
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send()?;
+    let value = if res.body.is_empty() {
+        Value::Null
+    } else {
+        res.json()
+    };
+    Ok((res.status, value, res.header("etag").map(str::to_owned)))
+}
+
+/// Issue 25: two concurrent PATCHes of different fields (one the name, the other the timeout),
+/// 100 pairs: every pair answers 200 twice and both changes are there afterwards (none lost).
+fn concurrent_patches_keep_both_fields(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let ws = workspace(&env, "w")?;
+    let member = token(&env, &ws, "member")?;
+    let server = env.serve(&[])?;
+    let (status, created, text) = call(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &member,
+        Some(&json!({"name": "racy", "url": "http://127.0.0.1:9/racy", "timeoutMs": 1000})),
+    )?;
+    assert_eq!(status, 201, "{text}");
+    let id = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let path = format!("/api/v1/endpoints/{id}");
+    let mut lost = Vec::new();
+    for i in 0..100u32 {
+        let name = format!("racy {i}");
+        let timeout = 2000 + i;
+        let barrier = std::sync::Barrier::new(2);
+        let (a, b) = std::thread::scope(|s| {
+            let first = s.spawn(|| {
+                barrier.wait();
+                send_if_match(
+                    &server,
+                    "PATCH",
+                    &path,
+                    &member,
+                    None,
+                    Some(&json!({ "name": name })),
+                )
+                .map_err(|e| e.to_string())
+            });
+            let second = s.spawn(|| {
+                barrier.wait();
+                send_if_match(
+                    &server,
+                    "PATCH",
+                    &path,
+                    &member,
+                    None,
+                    Some(&json!({ "timeoutMs": timeout })),
+                )
+                .map_err(|e| e.to_string())
+            });
+            (first.join(), second.join())
+        });
+        let (a, b) = (
+            a.map_err(|_| "a PATCH thread panicked")??,
+            b.map_err(|_| "a PATCH thread panicked")??,
+        );
+        assert_eq!(a.0, 200, "pair {i}, name: {}", a.1);
+        assert_eq!(b.0, 200, "pair {i}, timeoutMs: {}", b.1);
+        let e = endpoint(&server, &member, &id)?;
+        if e["name"] != json!(name) || e["timeoutMs"] != json!(timeout) {
+            lost.push(format!(
+                "pair {i}: name {} timeoutMs {}",
+                e["name"], e["timeoutMs"]
+            ));
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of 100 pairs lost a change: {lost:?}",
+        lost.len()
+    );
+    Ok(())
+}
+
+/// Issue 25: GET and PATCH send the version as a strong ETag; a check leaves it; If-Match with a
+/// stale, weak or foreign tag is 412 with the exact text and changes nothing; the current tag,
+/// a list holding it, and `*` are honoured; a malformed If-Match is a 400; DELETE with a stale
+/// If-Match is 412 and the endpoint stays.
+fn if_match_and_etag(backend: Backend) -> TestResult {
+    const CHANGED: &str = "the endpoint changed since you read it";
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let ws = workspace(&env, "w")?;
+    let member = token(&env, &ws, "member")?;
+    let admin = token(&env, &ws, "admin")?;
+    let server = env.serve(&[])?;
+    let up = Upstream::start(BODY)?;
+    let (status, created, text) = call(
+        &server,
+        "POST",
+        "/api/v1/endpoints",
+        &member,
+        Some(&json!({"name": "tagged", "url": up.url("/users"), "timeoutMs": 1000})),
+    )?;
+    assert_eq!(status, 201, "{text}");
+    let id = created["endpoints"][0]["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_owned();
+    let path = format!("/api/v1/endpoints/{id}");
+    let get_etag = || -> Result<(Value, String), Box<dyn Error>> {
+        let (status, body, etag) = send_if_match(&server, "GET", &path, &member, None, None)?;
+        assert_eq!(status, 200, "{body}");
+        Ok((body["endpoint"].clone(), etag.ok_or("GET sent no ETag")?))
+    };
+    let (_, v1) = get_etag()?;
+    assert_eq!(
+        v1, "\"1\"",
+        "a new endpoint is version 1, a strong quoted tag"
+    );
+
+    // A baseline capture and a check leave the version: the client's If-Match still holds.
+    for route in [
+        "/v1/endpoints/{id}/baseline",
+        "/api/v1/endpoints/{id}/check",
+    ] {
+        let (status, _, text) = call(&server, "POST", &route.replace("{id}", &id), &member, None)?;
+        assert!(status < 300, "{route}: {text}");
+    }
+    let (before, tag) = get_etag()?;
+    assert_eq!(tag, v1, "a capture or a check must not change the ETag");
+
+    // The current tag: 200, the change, a new ETag.
+    let (status, body, v2) = send_if_match(
+        &server,
+        "PATCH",
+        &path,
+        &member,
+        Some(&v1),
+        Some(&json!({"name": "tagged 2"})),
+    )?;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["endpoint"]["name"], "tagged 2");
+    let v2 = v2.ok_or("PATCH sent no ETag")?;
+    assert_eq!(v2, "\"2\"");
+    assert_ne!(before["name"], "tagged 2");
+    let (after, tag) = get_etag()?;
+    assert_eq!(tag, v2);
+
+    // Stale, weak and foreign tags: 412 with exactly that body, nothing written.
+    for stale in [v1.as_str(), "W/\"2\"", "\"abc\"", "\"1\", \"7\""] {
+        let (status, body, etag) = send_if_match(
+            &server,
+            "PATCH",
+            &path,
+            &member,
+            Some(stale),
+            Some(&json!({"name": "lost", "timeoutMs": 4321})),
+        )?;
+        assert_eq!(status, 412, "If-Match {stale}: {body}");
+        assert_eq!(body, json!({ "error": CHANGED }), "If-Match {stale}");
+        assert_eq!(etag, None, "a 412 sends no ETag");
+        assert_eq!(get_etag()?, (after.clone(), v2.clone()), "{stale} wrote");
+    }
+
+    // A malformed If-Match: 400 saying how to write it, nothing written.
+    let (status, body, _) = send_if_match(
+        &server,
+        "PATCH",
+        &path,
+        &member,
+        Some("2"),
+        Some(&json!({"name": "lost"})),
+    )?;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("If-Match:")),
+        "{body}"
+    );
+    assert_eq!(get_etag()?, (after.clone(), v2.clone()));
+
+    // A list holding the current tag, and `*`: honoured.
+    let (status, body, v3) = send_if_match(
+        &server,
+        "PATCH",
+        &path,
+        &member,
+        Some("\"1\", W/\"9\", \"2\""),
+        Some(&json!({"timeoutMs": 3000})),
+    )?;
+    assert_eq!((status, v3.as_deref()), (200, Some("\"3\"")), "{body}");
+    assert_eq!(body["endpoint"]["name"], "tagged 2", "only the named field");
+    let (status, body, v4) = send_if_match(
+        &server,
+        "PATCH",
+        &path,
+        &member,
+        Some("*"),
+        Some(&json!({"paused": true})),
+    )?;
+    assert_eq!((status, v4.as_deref()), (200, Some("\"4\"")), "{body}");
+    // The CLI's pause, resume and update are edits too: each adds 1 to the version.
+    env.cli(&["endpoint", "pause", &id])?;
+    env.cli(&["endpoint", "resume", &id])?;
+    env.cli(&["endpoint", "update", &id, "--patch", r#"{"paused": true}"#])?;
+    let (_, tag) = get_etag()?;
+    assert_eq!(tag, "\"7\"", "pause, resume and update through the CLI");
+    // An unknown endpoint with If-Match is still a 404.
+    let (status, _, _) = send_if_match(
+        &server,
+        "PATCH",
+        "/api/v1/endpoints/00000000-0000-4000-8000-000000000000",
+        &member,
+        Some("\"1\", \"2\""),
+        Some(&json!({"name": "x"})),
+    )?;
+    assert_eq!(status, 404);
+
+    // DELETE with a stale If-Match: 412, the endpoint stays; with the current one: gone.
+    let (status, body, _) = send_if_match(&server, "DELETE", &path, &admin, Some(&v2), None)?;
+    assert_eq!(status, 412, "{body}");
+    assert_eq!(body, json!({ "error": CHANGED }));
+    let (kept, tag) = get_etag()?;
+    assert_eq!(
+        (kept["timeoutMs"].clone(), tag.as_str()),
+        (json!(3000), "\"7\"")
+    );
+    let (status, body, _) = send_if_match(&server, "DELETE", &path, &admin, Some("\"7\""), None)?;
+    assert_eq!(status, 204, "{body}");
+    let (status, _, _) = send_if_match(&server, "GET", &path, &member, None, None)?;
+    assert_eq!(status, 404);
+    Ok(())
+}

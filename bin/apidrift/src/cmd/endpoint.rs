@@ -111,14 +111,18 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
             db::block_on(async {
                 let service = db::service(&settings, true).await?;
                 let ws = workspace_of(&service, args.target.workspace, args.target.id).await?;
-                let e = service.update_endpoint(ws, args.target.id, &patch).await?;
-                print_json(&json!({ "endpoint": e }))
+                // The CLI changes only the fields it names (no version: concurrent changes of
+                // other fields stay).
+                let e = service
+                    .update_endpoint(ws, args.target.id, &patch, None)
+                    .await?;
+                print_json(&json!({ "endpoint": e.to_model() }))
             })??
         }
         EndpointCommand::Delete(args) => db::block_on(async {
             let service = db::service(&settings, false).await?;
             let ws = workspace_of(&service, args.workspace, args.id).await?;
-            service.delete_endpoint(ws, args.id).await?;
+            service.delete_endpoint(ws, args.id, None).await?;
             print_json(&json!({ "deleted": args.id }))
         })??,
         EndpointCommand::Pause(args) => pause(&settings, args, true)?,

@@ -16,7 +16,7 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use apidrift_model::{Cadence, Role};
-use apidrift_monitor::Service;
+use apidrift_monitor::{Service, ServiceError};
 use apidrift_store::StoredEndpoint;
 use uuid::Uuid;
 
@@ -78,10 +78,14 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
     }
 }
 
+/// What the edit form says when the endpoint changed after it was opened.
+pub const CHANGED_MEANWHILE: &str = "Someone else changed this endpoint after you opened the form: review the current values below and save again.";
+
 fn edit_page(
     s: &Session,
     e: &StoredEndpoint,
     values: EditValues,
+    version: i64,
     error: Option<&ApiError>,
 ) -> actix_web::HttpResponse {
     use actix_web::ResponseError as _;
@@ -93,6 +97,7 @@ fn edit_page(
         has_headers: e.sealed_headers.is_some(),
         has_request_body: e.sealed_request_body.is_some(),
         values,
+        version,
         error: message.as_deref(),
     };
     let status = error.map_or(StatusCode::OK, |e| e.status_code());
@@ -116,7 +121,7 @@ async fn edit_form(state: web::Data<AppState>, req: HttpRequest, id: web::Path<S
     }
     .await;
     Ok(match found {
-        Ok(e) => edit_page(&s, &e, values_of(&e), None),
+        Ok(e) => edit_page(&s, &e, values_of(&e), e.version, None),
         Err(e) => error_page(Some(&s), &e),
     })
 }
@@ -139,13 +144,27 @@ async fn edit_submit(
         Err(e) => return Ok(error_page(Some(&s), &e)),
     };
     let (values, patch) = patch_of(&pairs);
-    let saved = match patch {
-        Err(m) => Err(ApiError::BadRequest(m)),
-        Ok(patch) => state
+    // The version the form showed (absent from a form older than versions: the fields it sends
+    // are laid over the current endpoint).
+    let shown = match field(&pairs, "version").map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => v.parse::<i64>().map(Some).map_err(|_| {
+            ApiError::BadRequest("version: not a version; open the edit form again".into())
+        }),
+    };
+    let saved = match (patch, shown) {
+        (Err(m), _) => Err(ApiError::BadRequest(m)),
+        (_, Err(e)) => Err(e),
+        (Ok(patch), Ok(shown)) => state
             .service
-            .update_endpoint(s.workspace_id(), current.id, &patch)
+            .update_endpoint(s.workspace_id(), current.id, &patch, shown)
             .await
-            .map_err(ApiError::from),
+            .map_err(|e| match e {
+                ServiceError::Changed { .. } => {
+                    ApiError::PreconditionFailed(CHANGED_MEANWHILE.to_owned())
+                }
+                other => ApiError::from(other),
+            }),
     };
     Ok(match saved {
         Ok(_) => redirect(&format!(
@@ -153,7 +172,20 @@ async fn edit_submit(
             current.id,
             url_param("Endpoint saved.")
         )),
-        Err(e) => edit_page(&s, &current, values, Some(&e)),
+        // Nothing was saved: the form again with what is stored now and its version.
+        Err(e @ ApiError::PreconditionFailed(_)) => {
+            match endpoint_of(&state, &s, &current.id.to_string()).await {
+                Ok(now) => edit_page(&s, &now, values_of(&now), now.version, Some(&e)),
+                Err(gone) => error_page(Some(&s), &gone),
+            }
+        }
+        Err(e) => {
+            // A refused field: the submitted values again, with the version the form showed.
+            let version = field(&pairs, "version")
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .unwrap_or(current.version);
+            edit_page(&s, &current, values, version, Some(&e))
+        }
     })
 }
 

@@ -61,7 +61,8 @@ pub async fn list_endpoints(
     params(("id" = Uuid, Path, description = "Endpoint id")),
     security(("bearer" = ["endpoints:read"])),
     responses(
-        (status = 200, description = "The endpoint; latestDiff is null when it never produced a diff", body = EndpointEnvelope),
+        (status = 200, description = "The endpoint; latestDiff is null when it never produced a diff", body = EndpointEnvelope,
+            headers(("ETag" = String, description = "The endpoint's version as a strong entity tag (\"3\"); checks do not change it. Send it as If-Match with PATCH or DELETE"))),
         (status = 401, description = "Missing or invalid token", body = ErrorBody),
         (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
         (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
@@ -93,10 +94,12 @@ pub async fn get_endpoint(
         warning_count: d.base.warning_count,
         info_count: d.base.info_count,
     });
-    Ok(HttpResponse::Ok().json(EndpointEnvelope {
-        endpoint: endpoint.to_model(),
-        latest_diff,
-    }))
+    Ok(HttpResponse::Ok()
+        .insert_header(crate::routes::precondition::etag(endpoint.version))
+        .json(EndpointEnvelope {
+            endpoint: endpoint.to_model(),
+            latest_diff,
+        }))
 }
 
 /// Register one or many endpoints.

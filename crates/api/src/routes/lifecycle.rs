@@ -9,7 +9,7 @@ use crate::error::ApiError;
 use crate::query::Params;
 use crate::ratelimit::Class;
 use crate::routes::webhooks::{ListWebhooks, ManageWebhooks};
-use crate::routes::{parse_id, read_json_body};
+use crate::routes::{parse_id, precondition, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use apidrift_model::{Endpoint, ErrorBody, Pagination, Role, Scope};
@@ -76,19 +76,24 @@ pub struct DeliveryList {
     path = "/endpoints/{id}",
     tag = "endpoints",
     operation_id = "updateEndpoint",
-    params(("id" = Uuid, Path, description = "Endpoint id")),
+    params(
+        ("id" = Uuid, Path, description = "Endpoint id"),
+        ("If-Match" = Option<String>, Header, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the change is made only while the endpoint has that version (strong comparison; a weak W/\"3\" never matches), else 412. Without it, the fields the body names change on the current endpoint"),
+    ),
     request_body(content = EndpointPatchDoc, content_type = "application/json"),
     security(("bearer" = ["endpoints:write"])),
     responses(
-        (status = 200, description = "The endpoint after the change", body = UpdatedEndpoint),
-        (status = 400, description = "Not a JSON object, or an invalid field (named); nothing changed", body = ErrorBody),
+        (status = 200, description = "The endpoint after the change; only the fields the body names changed", body = UpdatedEndpoint,
+            headers(("ETag" = String, description = "The endpoint's new version as a strong entity tag (\"4\"): send it as If-Match with the next change"))),
+        (status = 400, description = "Not a JSON object, an invalid field (named), or an If-Match that is not * or a list of entity tags; nothing changed", body = ErrorBody),
         (status = 401, description = "Missing or invalid token", body = ErrorBody),
         (status = 403, description = "Token lacks endpoints:write, or the role is below member", body = ErrorBody),
         (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 412, description = "If-Match names another version than the current one: {\"error\": \"the endpoint changed since you read it\"}; nothing changed", body = ErrorBody),
         (status = 413, description = "Body larger than 2 MiB", body = ErrorBody),
         (status = 415, description = "Body is not application/json", body = ErrorBody),
         (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
-        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured (only when a credential, headers or a request body change)", body = ErrorBody),
+        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured (only when a credential, headers or a request body change), or the endpoint kept changing concurrently (try again)", body = ErrorBody),
     )
 )]
 #[patch("/endpoints/{id}")]
@@ -101,11 +106,16 @@ pub async fn update_endpoint(
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
     let body = read_json_body(&req, body).await?;
+    let expected = precondition::expected_version(&req, &state, auth.workspace_id, id).await?;
     let endpoint = state
         .service
-        .update_endpoint(auth.workspace_id, id, &body)
+        .update_endpoint(auth.workspace_id, id, &body, expected)
         .await?;
-    Ok(HttpResponse::Ok().json(UpdatedEndpoint { endpoint }))
+    Ok(HttpResponse::Ok()
+        .insert_header(precondition::etag(endpoint.version))
+        .json(UpdatedEndpoint {
+            endpoint: endpoint.to_model(),
+        }))
 }
 
 /// Delete an endpoint with its schedule, baselines, checks, diffs, contract and secrets.
@@ -114,13 +124,18 @@ pub async fn update_endpoint(
     path = "/endpoints/{id}",
     tag = "endpoints",
     operation_id = "deleteEndpoint",
-    params(("id" = Uuid, Path, description = "Endpoint id")),
+    params(
+        ("id" = Uuid, Path, description = "Endpoint id"),
+        ("If-Match" = Option<String>, Header, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the endpoint is deleted only while it has that version (strong comparison), else 412"),
+    ),
     security(("bearer" = ["endpoints:write"])),
     responses(
         (status = 204, description = "Deleted; its queued deliveries are dropped"),
+        (status = 400, description = "An If-Match that is not * or a list of entity tags", body = ErrorBody),
         (status = 401, description = "Missing or invalid token", body = ErrorBody),
         (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
         (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 412, description = "If-Match names another version than the current one: {\"error\": \"the endpoint changed since you read it\"}; nothing is deleted", body = ErrorBody),
         (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
     )
 )]
@@ -128,10 +143,15 @@ pub async fn update_endpoint(
 pub async fn delete_endpoint(
     auth: Authed<DeleteEndpoints>,
     id: web::Path<String>,
+    req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    state.service.delete_endpoint(auth.workspace_id, id).await?;
+    let expected = precondition::expected_version(&req, &state, auth.workspace_id, id).await?;
+    state
+        .service
+        .delete_endpoint(auth.workspace_id, id, expected)
+        .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

@@ -7,6 +7,7 @@ pub mod endpoints;
 pub mod health;
 pub mod lifecycle;
 pub mod openapi_import;
+pub mod precondition;
 pub mod probe;
 pub mod table;
 pub mod webhooks;

@@ -26,6 +26,15 @@ pub enum ServiceError {
     /// The row exists already (e.g. a user with that e-mail).
     #[error("{0}")]
     Conflict(String),
+    /// The caller named the version it read (`If-Match`, the console form's hidden field) and the
+    /// row has another one now: someone changed it meanwhile; nothing was written (HTTP 412).
+    /// `what` names the kind of row.
+    #[error("the {what} changed since you read it")]
+    Changed { what: &'static str },
+    /// A change without a version kept meeting concurrent changes of the same row and gave up
+    /// after several attempts; nothing was written (HTTP 503: trying again later is right).
+    #[error("the {what} kept changing while this change was applied; try again")]
+    Contended { what: &'static str },
     /// An OpenAPI import body or document larger than the limit (HTTP 413); the text names the
     /// setting that raises it.
     #[error(

@@ -63,6 +63,10 @@ pub const PATCH_FIELDS: &[&str] = &[
     "paused",
 ];
 
+/// How many times a PATCH without a version is applied again on the freshly read endpoint when a
+/// concurrent change got in between its read and its write.
+const UPDATE_ATTEMPTS: usize = 16;
+
 /// Default retention of check rows without a diff, in days (`[retention] check_days`).
 pub const DEFAULT_CHECK_RETENTION_DAYS: u32 = 90;
 
@@ -217,15 +221,24 @@ impl Service {
 
     /// D19 PATCH: changes any subset of the create fields and `paused` of endpoint `id` of
     /// workspace `ws` (`PATCH /api/v1/endpoints/{id}`, the console's edit form, `apidrift
-    /// endpoint update`). Order: the body's shape (400), the endpoint (404), the key when a
-    /// secret changes (503), then every field by the create rules (400 naming the field; nothing
-    /// is written). `schedule: null` removes the schedule; the baseline is kept.
+    /// endpoint update`). Order: the body's shape (400), the endpoint (404), `if_match` (412),
+    /// the key when a secret changes (503), then every field by the create rules (400 naming the
+    /// field; nothing is written). `schedule: null` removes the schedule; the baseline is kept.
+    /// Every edit adds 1 to the endpoint's version.
+    ///
+    /// Optimistic concurrency: with `if_match` (the version the caller read), the write happens
+    /// only while the endpoint still has that version, else [`ServiceError::Changed`] and
+    /// nothing is written. Without it, only the fields the body names change: the body is laid
+    /// over the endpoint as read, written while that version holds, and laid again over the
+    /// fresh endpoint when a concurrent change got in between (up to 16 times, then
+    /// [`ServiceError::Contended`]), so concurrent PATCHes of different fields all land.
     pub async fn update_endpoint(
         &self,
         ws: Uuid,
         id: Uuid,
         body: &Value,
-    ) -> Result<Endpoint, ServiceError> {
+        if_match: Option<i64>,
+    ) -> Result<StoredEndpoint, ServiceError> {
         let Value::Object(patch) = body else {
             return Err(ServiceError::Invalid(
                 "request body must be a JSON object".into(),
@@ -251,14 +264,49 @@ impl Service {
             Some(Value::Bool(b)) => Some(*b),
             Some(_) => return Err(ServiceError::Invalid("paused: must be a boolean".into())),
         };
-        let current = self.get_endpoint(ws, id).await?;
+        for _ in 0..UPDATE_ATTEMPTS {
+            let current = self.get_endpoint(ws, id).await?;
+            if if_match.is_some_and(|v| v != current.version) {
+                return Err(ServiceError::Changed { what: "endpoint" });
+            }
+            let changes = self.patched(ws, id, patch, paused, &current).await?;
+            match self
+                .store
+                .update_endpoint(ws, id, changes, Some(current.version), self.now_millis())
+                .await
+            {
+                Ok(updated) => return Ok(updated),
+                Err(StoreError::Changed) if if_match.is_some() => {
+                    return Err(ServiceError::Changed { what: "endpoint" });
+                }
+                // Changed between the read and the write: read again and lay the body over the
+                // new state, so the concurrent change stays.
+                Err(StoreError::Changed) => continue,
+                Err(StoreError::NotFound) => return Err(ServiceError::not_found("endpoint", id)),
+                Err(StoreError::InvalidInput(m)) => return Err(ServiceError::Invalid(m)),
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(ServiceError::Contended { what: "endpoint" })
+    }
+
+    /// The endpoint `current` with the PATCH `patch` laid over it, validated by the create rules,
+    /// its new secrets sealed.
+    async fn patched(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        patch: &Map<String, Value>,
+        paused: Option<bool>,
+        current: &StoredEndpoint,
+    ) -> Result<EndpointChanges, ServiceError> {
         let secrets = ["auth", "headers", "requestBody"];
         let keys = if secrets.iter().any(|k| patch.contains_key(*k)) {
             Some(self.keys_or(": credentials cannot be sealed")?.clone())
         } else {
             None
         };
-        let mut entry = entry_of(&current);
+        let mut entry = entry_of(current);
         for (k, v) in patch {
             if k != "paused" {
                 entry.insert(k.clone(), v.clone());
@@ -276,7 +324,7 @@ impl Service {
                 valid.method
             )));
         }
-        let mut changes = EndpointChanges::of(&current);
+        let mut changes = EndpointChanges::of(current);
         if let Some(keys) = &keys {
             let seal = |plain: &[u8], field: Field| {
                 keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
@@ -318,16 +366,7 @@ impl Service {
         if let Some(p) = paused {
             changes.paused = p;
         }
-        let updated = self
-            .store
-            .update_endpoint(ws, id, changes, self.now_millis())
-            .await
-            .map_err(|e| match e {
-                StoreError::NotFound => ServiceError::not_found("endpoint", id),
-                StoreError::InvalidInput(m) => ServiceError::Invalid(m),
-                other => other.into(),
-            })?;
-        Ok(updated.to_model())
+        Ok(changes)
     }
 
     /// Pauses (`true`) or resumes (`false`) endpoint `id`: schedules skip a paused endpoint and
@@ -338,20 +377,29 @@ impl Service {
         id: Uuid,
         paused: bool,
     ) -> Result<Endpoint, ServiceError> {
-        self.update_endpoint(ws, id, &serde_json::json!({ "paused": paused }))
+        self.update_endpoint(ws, id, &serde_json::json!({ "paused": paused }), None)
             .await
+            .map(|e| e.to_model())
     }
 
     /// D19 DELETE: removes endpoint `id` of workspace `ws` with its schedule, baselines, checks,
     /// diffs, contract and sealed secrets in one transaction, and drops its queued deliveries
     /// (`DELETE /api/v1/endpoints/{id}`, the console, `apidrift endpoint delete`). 404 when
-    /// missing. The caller checks the role (admin or above).
-    pub async fn delete_endpoint(&self, ws: Uuid, id: Uuid) -> Result<(), ServiceError> {
+    /// missing. With `if_match` (the version the caller read), only while the endpoint still has
+    /// that version, else [`ServiceError::Changed`] and the endpoint stays. The caller checks the
+    /// role (admin or above).
+    pub async fn delete_endpoint(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+        if_match: Option<i64>,
+    ) -> Result<(), ServiceError> {
         self.store
-            .delete_endpoint(ws, id)
+            .delete_endpoint(ws, id, if_match)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => ServiceError::not_found("endpoint", id),
+                StoreError::Changed => ServiceError::Changed { what: "endpoint" },
                 other => other.into(),
             })
     }
@@ -388,7 +436,7 @@ impl Service {
         }
         let mut deleted = 0;
         for id in unique {
-            match self.store.delete_endpoint(ws, id).await {
+            match self.store.delete_endpoint(ws, id, None).await {
                 Ok(()) => deleted += 1,
                 Err(StoreError::NotFound) => {}
                 Err(other) => return Err(other.into()),

@@ -1,6 +1,8 @@
 //! The endpoint edit form: every field of create, prefilled; credentials, extra headers and the
 //! request body are write-only ("leave blank to keep"), with an explicit choice to remove the
 //! credentials. A refused save shows the reason (naming the field) above the submitted values.
+//! The form carries the version of the endpoint it shows (hidden): when someone else changed the
+//! endpoint meanwhile, nothing is saved and the form comes back with the current values.
 
 use super::layout::{Chrome, alert, csrf_field, page};
 use maud::{Markup, html};
@@ -43,6 +45,9 @@ pub struct EditEndpoint<'a> {
     pub has_headers: bool,
     pub has_request_body: bool,
     pub values: EditValues,
+    /// The version of the endpoint the values were read from (the hidden `version` field, sent
+    /// back as the expected version on save).
+    pub version: i64,
     /// Why the last save was refused.
     pub error: Option<&'a str>,
 }
@@ -62,6 +67,7 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
             @if let Some(e) = v.error { (alert(e)) }
             form method="post" action={ "/console/endpoints/" (v.id) "/edit" } {
                 (csrf_field(&chrome.csrf))
+                input type="hidden" name="version" value=(v.version);
                 label for="name" { "Name" }
                 input id="name" name="name" value=(f.name) maxlength="200" required;
                 label for="url" { "URL" }
@@ -166,6 +172,7 @@ mod tests {
             has_headers: true,
             has_request_body: false,
             values,
+            version: 7,
             error,
         }
     }
@@ -190,7 +197,8 @@ mod tests {
         let html = render(&chrome(), &view(values, None)).into_string();
         assert!(html.contains(
             "<form method=\"post\" action=\"/console/endpoints/00000000-0000-0000-0000-000000000000/edit\">\
-             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\">"
+             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\">\
+             <input type=\"hidden\" name=\"version\" value=\"7\">"
         ));
         assert!(html.contains("<option value=\"POST\" selected>POST</option>"));
         assert!(html.contains("<option value=\"full\" selected>full</option>"));
