@@ -437,6 +437,8 @@ fn token_bad_input(db: &Db) -> TestResult {
         "not found",
     );
     assert_bad_input(&db.run(&["token", "create", "--workspace", "acme"]), "UUID");
+    // Without --workspace a command works in the only workspace; with two it must be told.
+    db.workspace(&[])?;
     assert_bad_input(&db.run(&["token", "create"]), "--workspace");
     assert_bad_input(
         &db.run(&[
