@@ -6,8 +6,11 @@
 //! and every `$ref` to it points there, so cycles between files end where they begin. At most
 //! [`MAX_PARTS`] parts and [`MAX_DEPTH`] nested levels.
 //!
-//! A document given on standard input or as a URL is read as it is: its references to other
-//! files stay unresolved and the contract refuses them, naming them.
+//! A reference that cannot be followed (a missing file, a URL, a file outside the folder) is left
+//! as it is, with the reason kept: the contract refuses it only when the operation asked for
+//! reaches it, and [`Spec::explain`] then gives that reason. A document given on standard input
+//! or as a URL is read as it is: its references to other files stay unresolved and the contract
+//! refuses them, naming them.
 
 use super::CliError;
 use super::gate::read_input;
@@ -23,21 +26,45 @@ pub const MAX_DEPTH: usize = 256;
 /// Where the parts go in the bundled document.
 const BUNDLED: &str = "x-apidrift-bundled";
 
-/// The text of the `--spec` argument: the file as it is when it refers to no other file, else
-/// the bundled document (as JSON).
-pub fn read_spec(arg: &str) -> Result<String, CliError> {
+/// The `--spec` document as read: its text, and why each reference left unresolved could not be
+/// followed.
+#[derive(Debug, Default)]
+pub struct Spec {
+    /// The file as it is when it refers to no other file, else the bundled document (as JSON).
+    pub text: String,
+    /// (reference as written, why it was not followed).
+    unresolved: Vec<(String, String)>,
+}
+
+impl Spec {
+    /// A refusal that names a reference left unresolved, told with the reason it was left (a
+    /// missing file, a URL, a file outside the folder); any other message as it is.
+    pub fn explain(&self, message: String) -> String {
+        self.unresolved
+            .iter()
+            .find(|(r, _)| message.contains(&format!("{r:?}")))
+            .map_or(message, |(_, why)| why.clone())
+    }
+}
+
+/// Reads the `--spec` argument, bundling the files a document on disk refers to.
+pub fn read_spec(arg: &str) -> Result<Spec, CliError> {
     let text = read_input(arg)?;
     let lower = arg.to_ascii_lowercase();
+    let plain = |text: String| Spec {
+        text,
+        unresolved: Vec::new(),
+    };
     if arg == "-" || lower.starts_with("http://") || lower.starts_with("https://") {
-        return Ok(text);
+        return Ok(plain(text));
     }
     let mut root = match parse_openapi(&text) {
         Ok(root) => root,
         // The contract reports a document it cannot read, with its own words.
-        Err(_) => return Ok(text),
+        Err(_) => return Ok(plain(text)),
     };
     if !refers_elsewhere(&root, 0) {
-        return Ok(text);
+        return Ok(plain(text));
     }
     let path =
         std::fs::canonicalize(arg).map_err(|e| CliError(format!("cannot read {arg}: {e}")))?;
@@ -48,12 +75,18 @@ pub fn read_spec(arg: &str) -> Result<String, CliError> {
         files: HashMap::new(),
         placed: HashMap::new(),
         parts: Map::new(),
+        unresolved: Vec::new(),
     };
     bundler.rewrite(&mut root, &path, true, 0)?;
     if let Value::Object(m) = &mut root {
         m.insert(BUNDLED.into(), Value::Object(bundler.parts));
     }
-    serde_json::to_string(&root).map_err(|e| CliError(format!("cannot bundle {arg}: {e}")))
+    let text =
+        serde_json::to_string(&root).map_err(|e| CliError(format!("cannot bundle {arg}: {e}")))?;
+    Ok(Spec {
+        text,
+        unresolved: bundler.unresolved,
+    })
 }
 
 /// Whether a `$ref` of the document names another file.
@@ -88,6 +121,8 @@ struct Bundler {
     /// (file, fragment) → the pointer of its part in the root.
     placed: HashMap<(PathBuf, String), String>,
     parts: Map<String, Value>,
+    /// References left as written, with why.
+    unresolved: Vec<(String, String)>,
 }
 
 impl Bundler {
@@ -146,21 +181,32 @@ impl Bundler {
             };
         }
         let shown = self.shown(file);
+        let mut leave = |why: String| {
+            self.unresolved
+                .push((r.to_owned(), format!("{shown}: {why}")));
+            Ok(None)
+        };
         if file_part.contains("://") {
-            return Err(CliError(format!(
-                "{shown}: the $ref {r:?} is a URL, which apidrift never fetches; save the file beside the document and refer to it by a relative path"
-            )));
+            return leave(format!(
+                "the $ref {r:?} is a URL, which apidrift never fetches; save the file beside the document and refer to it by a relative path"
+            ));
         }
         let joined = file
             .parent()
             .unwrap_or(Path::new("/"))
             .join(percent_decode(file_part));
-        let target = std::fs::canonicalize(&joined)
-            .map_err(|e| CliError(format!("{shown}: cannot read the $ref {r:?}: {e}")))?;
+        let target = match std::fs::canonicalize(&joined) {
+            Ok(target) => target,
+            Err(e) => {
+                return leave(format!(
+                    "cannot read the $ref {r:?} ({e}); put the file where the reference says (relative to {shown}), or bundle the document first (e.g. `redocly bundle openapi.yaml -o bundled.yaml`)"
+                ));
+            }
+        };
         if !target.starts_with(&self.root_dir) {
-            return Err(CliError(format!(
-                "{shown}: the $ref {r:?} points outside the folder of the root document, which apidrift never reads; move the file into that folder"
-            )));
+            return leave(format!(
+                "the $ref {r:?} points outside the folder of the root document, which apidrift never reads; move the file into that folder"
+            ));
         }
         if target == self.root_path {
             return Ok(Some(format!("#{fragment}")));
@@ -266,8 +312,8 @@ mod tests {
             "anyOf: [{type: 'null'}, {$ref: 'account.yaml#/Account'}]\n",
         )?;
         let root = api.join("root.yaml");
-        let text = read_spec(&root.to_string_lossy())?;
-        let doc = apidrift_diff::contract::OpenApiDocument::parse(text.as_bytes())?;
+        let spec = read_spec(&root.to_string_lossy())?;
+        let doc = apidrift_diff::contract::OpenApiDocument::parse(spec.text.as_bytes())?;
         let contract = doc.contract("GET /account", None, None)?;
         let v = contract.validator()?;
         let options = apidrift_diff::Options::default();
@@ -287,26 +333,26 @@ mod tests {
             api.join("schemas/parent.yaml"),
             "$ref: '../../outside.yaml'\n",
         )?;
-        let err = read_spec(&root.to_string_lossy())
-            .err()
-            .map(|e| e.0)
-            .unwrap_or_default();
-        assert!(
-            err.contains("outside the folder of the root document"),
-            "{err}"
-        );
+        let refused = |needle: &str| -> TestResult {
+            let spec = read_spec(&root.to_string_lossy())?;
+            let doc = apidrift_diff::contract::OpenApiDocument::parse(spec.text.as_bytes())?;
+            let err = doc
+                .contract("GET /account", None, None)
+                .and_then(|c| c.validator().map(|_| ()))
+                .err()
+                .map(|e| spec.explain(e.to_string()))
+                .unwrap_or_default();
+            assert!(err.contains(needle), "{err}");
+            Ok(())
+        };
+        refused("outside the folder of the root document")?;
         std::fs::write(
             api.join("schemas/parent.yaml"),
             "$ref: 'https://example.com/x.yaml'\n",
         )?;
-        let err = read_spec(&root.to_string_lossy())
-            .err()
-            .map(|e| e.0)
-            .unwrap_or_default();
-        assert!(
-            err.contains("is a URL, which apidrift never fetches"),
-            "{err}"
-        );
+        refused("is a URL, which apidrift never fetches")?;
+        std::fs::write(api.join("schemas/parent.yaml"), "$ref: 'gone.yaml'\n")?;
+        refused("cannot read the $ref \"gone.yaml\"")?;
         Ok(())
     }
 }

@@ -62,7 +62,8 @@ pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, Cl
     let settings = config::load_from_process(global)?;
     let out = match command {
         ContractCommand::Attach(args) => {
-            let document = super::bundle::read_spec(&args.spec)?;
+            let spec = super::bundle::read_spec(&args.spec)?;
+            let document = spec.text.as_str();
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
                 let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;
@@ -70,11 +71,12 @@ pub fn run(global: &GlobalArgs, command: ContractCommand) -> Result<ExitCode, Cl
                     .attach_contract(
                         workspace,
                         args.endpoint,
-                        &document,
+                        document,
                         &args.operation,
                         args.status,
                     )
-                    .await?;
+                    .await
+                    .map_err(|e| CliError(spec.explain(CliError::from(e).0)))?;
                 Ok::<_, CliError>(Out {
                     endpoint_id: args.endpoint,
                     operation: Some(contract.operation),

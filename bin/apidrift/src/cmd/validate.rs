@@ -59,10 +59,10 @@ pub fn run(args: ValidateArgs) -> Result<ExitCode, CliError> {
     let mut options = Options::default();
     options.ignore = ignore;
     let spec = super::bundle::read_spec(&args.spec)?;
-    let in_spec =
-        |e: apidrift_diff::contract::ContractError| CliError(format!("{}: {e}", name(&args.spec)));
-    let document = OpenApiDocument::parse(spec.as_bytes()).map_err(in_spec)?;
-    drop(spec);
+    let in_spec = |e: apidrift_diff::contract::ContractError| {
+        CliError(spec.explain(format!("{}: {e}", name(&args.spec))))
+    };
+    let document = OpenApiDocument::parse(spec.text.as_bytes()).map_err(in_spec)?;
     // 3.0 forms in a 3.1 document are read with their 3.0 meaning: say where, once each.
     for reading in document.lenient_readings() {
         eprintln!("apidrift: note: {}: {reading}", name(&args.spec));
