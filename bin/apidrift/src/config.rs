@@ -246,8 +246,8 @@ impl Default for LimitSettings {
             creates_per_minute: 30,
             unauthenticated_per_minute: 60,
             window_secs: 60,
-            import_max_bytes: apidrift_monitor::service::DEFAULT_IMPORT_MAX_BYTES,
-            import_parse_secs: apidrift_monitor::service::DEFAULT_IMPORT_PARSE_BUDGET.as_secs(),
+            import_max_bytes: apidrift_app::DEFAULT_IMPORT_MAX_BYTES,
+            import_parse_secs: apidrift_app::DEFAULT_IMPORT_PARSE_BUDGET.as_secs(),
         }
     }
 }

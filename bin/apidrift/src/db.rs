@@ -7,8 +7,9 @@
 
 use crate::config::Settings;
 use crate::error::CliError;
+use apidrift_app::Service;
 use apidrift_model::net::AllowList;
-use apidrift_monitor::{Client, Service};
+use apidrift_monitor::Client;
 use apidrift_seal::KeyRing;
 use apidrift_store::{ConnectOptions, Store};
 use std::path::PathBuf;

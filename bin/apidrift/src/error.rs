@@ -2,7 +2,7 @@
 //! failure ([`ServiceError`]) becomes a CLI message. `main` prints it as one line on stderr and
 //! exits 2.
 
-use apidrift_monitor::ServiceError;
+use apidrift_app::ServiceError;
 
 /// A failure a user caused or can act on: printed as one line, exit code 2.
 #[derive(Debug)]

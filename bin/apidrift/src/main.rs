@@ -2,7 +2,7 @@
 //!
 //! The one binary: the service (`serve`) and the command-line tools. It only wires: parsing
 //! arguments, reading configuration, picking the concrete storage adapter, building the
-//! application service (`apidrift_monitor::Service`, once per process) and calling it. Each
+//! application service (`apidrift_app::Service`, once per process) and calling it. Each
 //! subcommand lives in its own module under `cmd/`; the offline tools (`diff`, `validate`,
 //! `snapshot`) call the diff engine directly, having no stored state.
 //!

@@ -116,7 +116,7 @@ pub(crate) fn bearer_credentials(req: &HttpRequest) -> Option<&str> {
 /// the token passes the format and checksum test.
 fn bearer(req: &HttpRequest) -> Option<&str> {
     let candidate = bearer_credentials(req)?;
-    apidrift_monitor::service::token_well_formed(candidate).then_some(candidate)
+    apidrift_app::token_well_formed(candidate).then_some(candidate)
 }
 
 /// The client address used for the unauthenticated budget: the peer address (forwarding headers

@@ -139,9 +139,9 @@ pub fn json_error(mut builder: actix_web::HttpResponseBuilder, text: &str) -> Ht
 
 /// The one mapping of a use case's failure to HTTP. A 404 never says which row or why (D4); a
 /// store failure goes through [`ApiError::store`].
-impl From<apidrift_monitor::ServiceError> for ApiError {
-    fn from(e: apidrift_monitor::ServiceError) -> Self {
-        use apidrift_monitor::ServiceError as S;
+impl From<apidrift_app::ServiceError> for ApiError {
+    fn from(e: apidrift_app::ServiceError) -> Self {
+        use apidrift_app::ServiceError as S;
         match e {
             S::Invalid(text) | S::Conflict(text) => ApiError::BadRequest(text),
             S::PlanLimit(text) => ApiError::PaymentRequired(text),

@@ -4,8 +4,8 @@
 //! D17) on actix-web 4. It owns HTTP: routes, token authentication, scopes and roles, rate
 //! limits, the `{"error": …}` bodies, `/openapi.json` and the console's pages. Every use case is
 //! the service's: handlers and pages translate the request, call one method of
-//! [`apidrift_monitor::Service`] (held in the state as an `Arc`, built once by `apidrift serve`),
-//! and translate the answer; a [`apidrift_monitor::ServiceError`] becomes an [`ApiError`] in one
+//! [`apidrift_app::Service`] (held in the state as an `Arc`, built once by `apidrift serve`),
+//! and translate the answer; a [`apidrift_app::ServiceError`] becomes an [`ApiError`] in one
 //! `From` impl. This crate never seals, diffs or builds a `Monitor` (it does not depend on
 //! `apidrift-seal` or `apidrift-diff`).
 //!

@@ -10,7 +10,7 @@
 //!   (`/api/v1/endpoints/{id}`), never the raw path; a request no route matched is
 //!   `route="(unmatched)"`, and `method` is one of the standard methods or `other`, so the label
 //!   sets stay bounded whatever clients send.
-//! * the check, schedule and delivery families of [`apidrift_monitor::metrics`];
+//! * the check, schedule and delivery families of [`apidrift_app::metrics`];
 //! * `apidrift_endpoints{health}` and `apidrift_outbox_pending`, gauges read from the store at
 //!   scrape time (so every instance on one database reports the same figures), and
 //!   `apidrift_store_up` (1 when that read succeeded).
@@ -20,7 +20,7 @@ use actix_web::dev::ServiceResponse;
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use apidrift_model::Health;
-use apidrift_monitor::metrics::{Histogram, family};
+use apidrift_app::metrics::{Histogram, family};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -193,7 +193,7 @@ async fn render(state: &AppState) -> String {
         env!("CARGO_PKG_VERSION")
     );
     render_http(&mut out);
-    apidrift_monitor::metrics::render(&mut out);
+    apidrift_app::metrics::render(&mut out);
     let gauges = state.store.operator_gauges().await;
     if let Err(e) = &gauges {
         tracing::warn!(error = %e, "metrics: reading the store's figures failed");

@@ -1,7 +1,7 @@
 //! The application state handed to every handler: one cloneable context of `Arc`s.
 
 use crate::ratelimit::{Limiter, MemoryLimiter, RateLimits};
-use apidrift_monitor::Service;
+use apidrift_app::Service;
 use apidrift_store::Store;
 use std::sync::Arc;
 

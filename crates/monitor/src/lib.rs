@@ -36,18 +36,12 @@
 //! * [`Worker`] ([`worker`], [`scheduler`], [`outbox`]) — the background loops of
 //!   `serve --role worker|all` (D18): due schedules and webhook deliveries claimed with leases,
 //!   retried with backoff, released on graceful shutdown.
-//! * [`Service`] ([`service`]) — the application service: every use case of apidrift (register
-//!   endpoints, capture, check, accept, contracts, probe, OpenAPI import, webhooks, tokens,
-//!   users, sessions, key rotation) written once for the API, the console and the CLI, built
-//!   once per process over the store, the key ring, the allow-list and one outbound client, and
-//!   returning one error type, [`ServiceError`].
-//!
 //! * [`metrics`] — process-wide counters of checks (by trigger and result), their durations,
 //!   schedule lag and delivery attempts, rendered in the Prometheus text format by the API's
 //!   `GET /metrics`.
 //!
-//! The crate has no HTTP-server code; the API maps [`ServiceError`] to status codes, the CLI to
-//! exit codes. Feature `openapi` derives utoipa schemas for the service's answer types.
+//! The crate has no HTTP-server code. The application service that front doors call is in
+//! `apidrift-app`, above this crate.
 
 pub mod alerts;
 mod body;
@@ -61,7 +55,6 @@ pub mod outbox;
 pub mod redact;
 mod resolve;
 pub mod scheduler;
-pub mod service;
 pub mod worker;
 
 pub use client::{
@@ -75,5 +68,4 @@ pub use monitor::{
     contract_from_openapi,
 };
 pub use resolve::{Dialer, Resolver, SystemResolver, TcpDialer};
-pub use service::{Service, ServiceError};
 pub use worker::{Worker, WorkerConfig, WorkerStats};

@@ -78,9 +78,9 @@ struct Outgoing {
 /// Builds the request of delivery `d` from its opened secret: the signed generic event, or the
 /// message of a native channel (Slack and Discord POST to the sealed URL; PagerDuty carries the
 /// routing key in its body). A URL that holds a secret is sealed with it
-/// ([`crate::service::webhooks::delivery_target`]).
+/// ([`delivery_target`]).
 fn outgoing(ctx: &Ctx, d: &ClaimedDelivery, opened: &[u8]) -> Result<Outgoing, String> {
-    let (url, secret) = crate::service::webhooks::delivery_target(d.kind, &d.url, opened)?;
+    let (url, secret) = delivery_target(d.kind, &d.url, opened)?;
     if d.kind == WebhookKind::Generic {
         let now = OffsetDateTime::now_utc().unix_timestamp();
         let sig = signature(secret, now, d.payload.as_bytes());
@@ -192,6 +192,35 @@ async fn deliver(ctx: &Ctx, d: ClaimedDelivery) {
         Ok(true) => {}
         Ok(false) => tracing::warn!(delivery = %d.id, "outbox: lease lost"),
         Err(e) => tracing::warn!(error = %e, "outbox: recording an attempt failed"),
+    }
+}
+
+/// Where the deliveries of a `kind` webhook stored with URL `stored_url` go, and its secret, from
+/// its opened sealed secret `opened`: a `slack` or `discord` webhook's sealed secret is its URL;
+/// a `generic` or `pagerduty` webhook whose stored URL is redacted (holds `…`) sealed
+/// `<full URL>\n<secret>`; any other goes to the stored URL.
+pub fn delivery_target<'a>(
+    kind: WebhookKind,
+    stored_url: &str,
+    opened: &'a [u8],
+) -> Result<(String, &'a [u8]), String> {
+    let text = || {
+        std::str::from_utf8(opened).map_err(|_| "the webhook secret is not UTF-8 text".to_owned())
+    };
+    match kind {
+        WebhookKind::Slack | WebhookKind::Discord => Ok((text()?.to_owned(), opened)),
+        WebhookKind::Generic | WebhookKind::Pagerduty
+            if stored_url.contains(crate::redact::HIDDEN) =>
+        {
+            let at = opened
+                .iter()
+                .position(|b| *b == b'\n')
+                .ok_or_else(|| "the sealed webhook URL is missing".to_owned())?;
+            let url = std::str::from_utf8(&opened[..at])
+                .map_err(|_| "the sealed webhook URL is not UTF-8 text".to_owned())?;
+            Ok((url.to_owned(), &opened[at + 1..]))
+        }
+        WebhookKind::Generic | WebhookKind::Pagerduty => Ok((stored_url.to_owned(), opened)),
     }
 }
 

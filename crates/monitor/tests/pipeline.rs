@@ -5,11 +5,12 @@
 
 mod support;
 
+use apidrift_app::{Service, ServiceError};
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{
     AuthType, ChangeType, DiffMode, Health, HttpMethod, Plan, SecretString, sealed,
 };
-use apidrift_monitor::{Monitor, MonitorError, Service, ServiceError};
+use apidrift_monitor::{Monitor, MonitorError};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey};
 use apidrift_store::{NewEndpointRow, NewWorkspace, Store, new_id};
 use apidrift_store_postgres::testdb::TestDb;

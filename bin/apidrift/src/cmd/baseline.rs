@@ -7,8 +7,8 @@
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
+use apidrift_app::{Service, ServiceError};
 use apidrift_model::Uuid;
-use apidrift_monitor::{Service, ServiceError};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Subcommand)]

@@ -77,7 +77,7 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
                     page,
                 )
                 .await
-                .map_err(apidrift_monitor::service::ServiceError::from)?;
+                .map_err(apidrift_app::ServiceError::from)?;
             print_json(&EndpointList {
                 endpoints: found.items.iter().map(|e| e.to_model()).collect(),
                 pagination: Pagination {

@@ -14,9 +14,10 @@ use crate::config::{
 };
 use crate::db;
 use apidrift_api::{AppState, Application, Quota, RateLimits, StoreLimiter};
+use apidrift_app::FirstRun;
+use apidrift_app::Service;
 use apidrift_model::net::AllowList;
-use apidrift_monitor::service::FirstRun;
-use apidrift_monitor::{Monitor, Service, Worker};
+use apidrift_monitor::{Monitor, Worker};
 use apidrift_seal::KeyRing;
 use apidrift_store::{Backend, Store};
 use std::collections::HashMap;

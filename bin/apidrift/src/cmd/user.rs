@@ -6,8 +6,8 @@ use super::baseline::the_workspace;
 use super::workspace::parse_id;
 use crate::config::{self, GlobalArgs};
 use crate::db;
+use apidrift_app::check_password;
 use apidrift_model::{Role, Uuid, timestamp};
-use apidrift_monitor::service::check_password;
 use apidrift_store::Membership;
 use serde::Serialize;
 use std::io::BufRead as _;
@@ -55,7 +55,7 @@ pub struct RemoveArgs {
 }
 
 fn parse_email(text: &str) -> Result<String, String> {
-    apidrift_monitor::service::users::check_email(text).map_err(|e| e.to_string())
+    apidrift_app::users::check_email(text).map_err(|e| e.to_string())
 }
 
 fn parse_role(text: &str) -> Result<Role, String> {

@@ -5,8 +5,8 @@
 use super::CliError;
 use crate::config::{self, GlobalArgs};
 use crate::db;
+use apidrift_app::workspaces::{WorkspaceChange, check_name};
 use apidrift_model::{Plan, Uuid};
-use apidrift_monitor::service::workspaces::{WorkspaceChange, check_name};
 use apidrift_store::Workspace;
 use serde::Serialize;
 use std::process::ExitCode;

@@ -14,7 +14,7 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use apidrift_model::Role;
-use apidrift_monitor::service::WebhookTestResult;
+use apidrift_app::WebhookTestResult;
 use apidrift_store::PageRequest;
 use std::collections::HashMap;
 use uuid::Uuid;

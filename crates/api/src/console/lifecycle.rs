@@ -15,8 +15,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
+use apidrift_app::{Service, ServiceError};
 use apidrift_model::{Cadence, Role};
-use apidrift_monitor::{Service, ServiceError};
 use apidrift_store::StoredEndpoint;
 use uuid::Uuid;
 

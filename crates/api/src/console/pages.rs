@@ -11,7 +11,7 @@ use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
 use apidrift_model::{Health, Role, Scope};
-use apidrift_monitor::service::{MintToken, MintedToken, ProbeResult, WebhookView};
+use apidrift_app::{MintToken, MintedToken, ProbeResult, WebhookView};
 use apidrift_store::{DiffFilter, EndpointFilter, PageRequest};
 use maud::Markup;
 use std::collections::HashMap;
@@ -307,7 +307,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let urls: Vec<String> = found
         .items
         .iter()
-        .map(|e| apidrift_monitor::redact::query_values(&e.url))
+        .map(|e| apidrift_app::redact::query_values(&e.url))
         .collect();
     let rows = found
         .items
@@ -443,7 +443,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let next = offset + u64::from(CHECKS_PAGE);
     let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
     // Query values hidden, as on the endpoint list and in alert messages.
-    let shown_url = apidrift_monitor::redact::query_values(&e.url);
+    let shown_url = apidrift_app::redact::query_values(&e.url);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
         name: &e.name,
@@ -876,7 +876,7 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
             // A Slack or Discord URL is a secret, and so is any URL that holds one by its form
             // (a query value, a Discord token, …): a refused form does not send it back.
             let hook_kind = kind.parse().unwrap_or(apidrift_store::WebhookKind::Generic);
-            let url = if apidrift_monitor::redact::text_holds_secret(hook_kind, url) {
+            let url = if apidrift_app::redact::text_holds_secret(hook_kind, url) {
                 ""
             } else {
                 url.as_str()
@@ -1030,7 +1030,7 @@ async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, form: Sessio
 fn import_page(
     s: &Session,
     form: &ImportForm,
-    result: Option<Result<apidrift_monitor::service::ParseResult, ApiError>>,
+    result: Option<Result<apidrift_app::ParseResult, ApiError>>,
 ) -> HttpResponse {
     use actix_web::ResponseError as _;
     use views::import::{Import, ImportOutcome, Imported, Operation};
@@ -1095,7 +1095,7 @@ impl ImportForm {
     fn fresh() -> ImportForm {
         ImportForm {
             document: String::new(),
-            methods: apidrift_monitor::service::DEFAULT_IMPORT_METHODS
+            methods: apidrift_app::DEFAULT_IMPORT_METHODS
                 .iter()
                 .map(|m| (*m).to_owned())
                 .collect(),
@@ -1150,7 +1150,7 @@ async fn import_submit(state: web::Data<AppState>, req: HttpRequest, form: Sessi
         if import && let Some(ops) = &form.operations {
             body["operations"] = serde_json::json!(ops);
         }
-        let request = apidrift_monitor::service::ParseRequest::from_value(
+        let request = apidrift_app::ParseRequest::from_value(
             body,
             state.service.import_max_bytes(),
         )?;

@@ -1,6 +1,6 @@
 //! The session cookie, the [`Session`] extractor, and CSRF checks. Passwords and the sessions
 //! themselves (argon2id, hashed cookie values, expiry) are the service's
-//! (`apidrift_monitor::service::users`).
+//! (`apidrift_app::users`).
 //!
 //! * The cookie `apidrift_session` holds 32 random bytes (base64url); the database keeps only
 //!   their SHA-256. `HttpOnly`, `SameSite=Lax`, `Path=/`, and `Secure` when the request came over
@@ -19,8 +19,8 @@ use crate::state::AppState;
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
+pub use apidrift_app::users::{ABSOLUTE_SECS, IDLE_SECS};
 use apidrift_model::Role;
-pub use apidrift_monitor::service::users::{ABSOLUTE_SECS, IDLE_SECS};
 use apidrift_store::StoredSession;
 use std::future::Future;
 use std::pin::Pin;
@@ -132,7 +132,7 @@ impl Session {
                     .map(str::to_owned)
             })
             .unwrap_or_default();
-        if !apidrift_monitor::service::csrf_matches(&presented, &self.stored) {
+        if !apidrift_app::csrf_matches(&presented, &self.stored) {
             return Err(ApiError::Forbidden("CSRF token missing or invalid".into()));
         }
         Ok(())

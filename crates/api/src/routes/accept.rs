@@ -9,8 +9,8 @@ use crate::ratelimit::Class;
 use crate::routes::parse_id;
 use crate::state::AppState;
 use actix_web::{HttpResponse, post, web};
+use apidrift_app::Accepted;
 use apidrift_model::{ErrorBody, Role, Scope};
-use apidrift_monitor::service::Accepted;
 
 /// Accepting diffs: `baselines:write`, admin or above, checks class (it captures a baseline).
 #[derive(Debug)]

@@ -10,9 +10,9 @@ use crate::error::ApiError;
 use crate::routes::{parse_id, read_optional_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use apidrift_app::BaselineCaptured;
+use apidrift_app::MAX_SAMPLES;
 use apidrift_model::{CheckResponse, ErrorBody};
-use apidrift_monitor::MAX_SAMPLES;
-use apidrift_monitor::service::BaselineCaptured;
 use serde_json::Value;
 use utoipa_actix_web::service_config::ServiceConfig;
 

@@ -164,7 +164,7 @@ pub async fn create_endpoints_v1(
     create(auth, req, body, state).await
 }
 
-/// D6 (`apidrift_monitor::Service::register_endpoints`): 201 when at least one endpoint was
+/// D6 (`apidrift_app::Service::register_endpoints`): 201 when at least one endpoint was
 /// created, else 200 with every entry explained in `skipped`.
 async fn create(
     auth: Authed<WriteEndpoints>,

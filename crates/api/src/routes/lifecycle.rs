@@ -1,6 +1,6 @@
 //! Endpoint lifecycle and history (D19): `PATCH` and `DELETE /api/v1/endpoints/{id}`,
 //! `GET /api/v1/endpoints/{id}/checks`, `GET /v1/webhooks/{id}/deliveries` and
-//! `POST /v1/webhooks/{id}/test`. Thin callers of `apidrift_monitor::Service` (module
+//! `POST /v1/webhooks/{id}/test`. Thin callers of `apidrift_app::Service` (module
 //! `service::lifecycle`): the handlers authenticate, parse the id and the page, and translate.
 
 use crate::auth::{Authed, Policy, ReadEndpoints};
@@ -12,8 +12,8 @@ use crate::routes::webhooks::{ListWebhooks, ManageWebhooks};
 use crate::routes::{parse_id, precondition, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use apidrift_app::{CheckRecord, DeliveryView, WebhookTestResult};
 use apidrift_model::{Endpoint, ErrorBody, Pagination, Role, Scope};
-use apidrift_monitor::service::{CheckRecord, DeliveryView, WebhookTestResult};
 use serde::Serialize;
 use utoipa_actix_web::service_config::ServiceConfig;
 

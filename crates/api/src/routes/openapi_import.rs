@@ -2,7 +2,7 @@
 //! or YAML) as candidate endpoints, and with `"import": true` their creation with `authType`
 //! none and their response contracts attached, answering like `POST /endpoints`.
 //!
-//! The candidates and the import are the service's (`apidrift_monitor::service::openapi`).
+//! The candidates and the import are the service's (`apidrift_app::openapi`).
 //!
 //! Order of checks: session (401) → CSRF (403) → the body's size (413, read up to the import
 //! limit, never more) and fields (400) → role (member or above to import, any role to parse)
@@ -19,8 +19,8 @@ use crate::routes::probe::take_budget;
 use crate::routes::read_body;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, post, web};
+use apidrift_app::{ParseRequest as ImportRequest, ParseResult};
 use apidrift_model::{ErrorBody, Role};
-use apidrift_monitor::service::{ParseRequest as ImportRequest, ParseResult};
 use serde_json::Value;
 
 /// Request body: `{"document": "<JSON or YAML text>" | {…}, "import": false, "methods": […],

@@ -77,7 +77,7 @@ pub async fn expected_version(
     if versions.contains(&current.version) {
         Ok(Some(current.version))
     } else {
-        Err(apidrift_monitor::ServiceError::Changed { what: "endpoint" }.into())
+        Err(apidrift_app::ServiceError::Changed { what: "endpoint" }.into())
     }
 }
 

@@ -13,9 +13,9 @@ use crate::ratelimit::Class;
 use crate::routes::read_json_body;
 use crate::state::AppState;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, post, web};
+use apidrift_app::ProbeResult;
+use apidrift_app::probe::ProbeRequest;
 use apidrift_model::{ErrorBody, Role};
-use apidrift_monitor::service::ProbeResult;
-use apidrift_monitor::service::probe::ProbeRequest;
 
 /// Spends one unit of the workspace's `checks` budget.
 pub(crate) async fn take_budget(

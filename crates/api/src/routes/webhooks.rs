@@ -1,6 +1,6 @@
 //! Alert channels (D11, D13): `POST /v1/webhooks`, `GET /v1/webhooks`, `DELETE /v1/webhooks/{id}`.
 //! Scope `endpoints:write`, admin or above; POST and DELETE use the create rate class, GET the
-//! read class (D17). The rules are the service's (`apidrift_monitor::service::webhooks`): `kind`
+//! read class (D17). The rules are the service's (`apidrift_app::webhooks`): `kind`
 //! is `generic` (default), `slack`, `discord` or `pagerduty` (D24); the URL passes the outbound
 //! policy (D14, 400 when refused); a generic secret is generated (and returned once, in the
 //! 201) or supplied (never echoed); a PagerDuty routing key and a Slack or Discord URL are
@@ -12,8 +12,8 @@ use crate::ratelimit::Class;
 use crate::routes::{parse_id, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use apidrift_app::WebhookView;
 use apidrift_model::{ErrorBody, Role, Scope};
-use apidrift_monitor::service::WebhookView;
 use serde::Serialize;
 use utoipa_actix_web::service_config::ServiceConfig;
 

@@ -3,8 +3,8 @@
 //! keyed items is one row "30 items: [id=1], …").
 
 use super::layout::{Chrome, badge, page, time};
+use apidrift_app::ChangeGroup;
 use apidrift_model::{DiffChange, DiffSummary, Severity};
-use apidrift_monitor::service::ChangeGroup;
 use maud::{Markup, html};
 
 /// The diff page.
@@ -180,8 +180,8 @@ fn value_type(t: Option<&str>) -> Markup {
 mod tests {
     use super::super::layout::tests::{HOSTILE, assert_escaped, chrome};
     use super::*;
+    use apidrift_app::group_changes;
     use apidrift_model::ChangeType;
-    use apidrift_monitor::service::group_changes;
     use uuid::Uuid;
 
     fn summary(accepted: bool) -> DiffSummary {

@@ -1,10 +1,14 @@
+//! # apidrift-app
+//!
 //! The application service: every use case of apidrift written once, behind its three front
-//! doors (the REST API and the console in `apidrift-api`, the admin CLI in `apidrift`).
+//! doors (the REST API and the console in `apidrift-api`, the admin CLI in `apidrift`). It sits
+//! between `apidrift-monitor` (fetching, checking, scheduling, delivering) and the front doors:
+//! model ← diff ← monitor ← app ← api ← bin.
 //!
 //! [`Service`] is built once per process (`apidrift serve`, or one admin command) from the store,
 //! the key ring (optional: without it, use cases that seal or open answer
 //! [`ServiceError::NoKey`]), the outbound allow-list and a [`Clock`]. It holds the one outbound
-//! [`Client`](crate::Client) of the process and, with a key, the one [`Monitor`](crate::Monitor) (whose per-endpoint locks
+//! [`Client`](apidrift_monitor::Client) of the process and, with a key, the one [`Monitor`](apidrift_monitor::Monitor) (whose per-endpoint locks
 //! serialise checks), so the API, the console and the worker share them. Front doors translate
 //! their input, call one method and translate the result or the [`ServiceError`]; none of them
 //! seals, diffs, hashes a token or builds a monitor.
@@ -61,3 +65,7 @@ pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};
 pub use webhooks::WebhookView;
+
+/// What the front doors show of the monitor: the largest sample count of a baseline capture,
+/// the URL redaction of pages and messages, and the process metrics `GET /metrics` renders.
+pub use apidrift_monitor::{MAX_SAMPLES, metrics, redact};

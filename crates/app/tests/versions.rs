@@ -3,9 +3,9 @@
 //! `ServiceError::Changed` and writes nothing (update and delete); without one, concurrent
 //! PATCHes of different fields all land.
 
+use apidrift_app::{Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
-use apidrift_monitor::{Service, ServiceError};
 use apidrift_seal::{KeyRing, SecretKey};
 use apidrift_store::{NewWorkspace, Store, new_id};
 use apidrift_store_postgres::testdb::TestDb;

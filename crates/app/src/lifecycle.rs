@@ -11,11 +11,11 @@
 
 use super::base::Service;
 use super::error::ServiceError;
-use crate::alerts::{SIGNATURE_HEADER, signature};
-use crate::channels;
-use crate::client::FetchRequest;
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{Endpoint, HttpMethod, SecretString, sealed, timestamp};
+use apidrift_monitor::FetchRequest;
+use apidrift_monitor::alerts::{SIGNATURE_HEADER, signature};
+use apidrift_monitor::channels;
 use apidrift_seal::{Binding, Field};
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, Page, PageRequest, StoreError, StoredDelivery,

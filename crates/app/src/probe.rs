@@ -5,10 +5,10 @@
 
 use super::base::Service;
 use super::error::ServiceError;
-use crate::FetchRequest;
 use apidrift_diff::Shape;
 use apidrift_model::HttpMethod;
 use apidrift_model::validate;
+use apidrift_monitor::FetchRequest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;

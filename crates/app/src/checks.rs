@@ -8,10 +8,10 @@
 
 use super::base::Service;
 use super::error::ServiceError;
-use crate::monitor::MAX_SAMPLES;
-use crate::{CheckOutcome, Monitor, contract_from_openapi};
 pub use apidrift_diff::{ChangeGroup, group_changes};
 use apidrift_model::{DiffChange, DiffSummary};
+use apidrift_monitor::MAX_SAMPLES;
+use apidrift_monitor::{CheckOutcome, Monitor, contract_from_openapi};
 use apidrift_store::{ResponseContract, StoreError};
 use serde::Serialize;
 use uuid::Uuid;

@@ -4,7 +4,7 @@
 //! depends on none of them.
 
 use super::error::ServiceError;
-use crate::{Client, Monitor};
+use apidrift_monitor::{Client, Monitor};
 use apidrift_model::net::AllowList;
 use apidrift_seal::KeyRing;
 use apidrift_store::Store;

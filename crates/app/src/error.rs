@@ -3,7 +3,7 @@
 //! exit code in one place (`CliError: From<ServiceError>`). Messages say what went wrong and what
 //! to do next; none carries a token, a credential, a secret or a monitored body.
 
-use crate::MonitorError;
+use apidrift_monitor::MonitorError;
 use apidrift_store::StoreError;
 
 /// Why a use case failed.
@@ -77,6 +77,59 @@ impl ServiceError {
             | MonitorError::Diff(_) => ServiceError::Invalid(e.to_string()),
             MonitorError::Store(s) => ServiceError::Store(s),
             other => ServiceError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// No user-facing message of the service carries a Rust `Debug` rendering (moved here with the
+/// service from the monitor's wording tests).
+#[cfg(test)]
+mod wording {
+    use super::*;
+
+    const DEBUG_MARKS: &[&str] = &[
+        "Some(",
+        "None",
+        "Other(",
+        "OtherError",
+        "{ ",
+        "::",
+        "Error(",
+    ];
+
+    #[test]
+    fn service_messages_are_plain() {
+        let id = uuid::Uuid::nil();
+        let mut messages = Vec::new();
+        for e in [
+            MonitorError::NotFound,
+            MonitorError::NoBaseline,
+            MonitorError::QuotaExhausted { used: 3, quota: 3 },
+            MonitorError::Endpoint("the URL is refused".into()),
+            MonitorError::Diff("too deep".into()),
+            MonitorError::Store(apidrift_store::StoreError::InvalidInput(
+                "endpoints.name must not contain a NUL character (U+0000): remove it and try again"
+                    .into(),
+            )),
+        ] {
+            messages.push(ServiceError::from_monitor(e, "endpoint", id).to_string());
+        }
+        for e in [
+            ServiceError::Invalid("x".into()),
+            ServiceError::not_found("endpoint", id),
+            ServiceError::TooLarge(10),
+            ServiceError::NoKey(", so credentials cannot be sealed"),
+            ServiceError::Store(apidrift_store::StoreError::NotFound),
+        ] {
+            messages.push(e.to_string());
+        }
+        for text in &messages {
+            for mark in DEBUG_MARKS {
+                assert!(
+                    !text.contains(mark),
+                    "{mark:?} in user-facing text {text:?}"
+                );
+            }
         }
     }
 }

@@ -2,9 +2,9 @@
 //! filter, the `operations` subset, `already registered` on a second import, contracts attached,
 //! the plan limit (402 when full, `plan endpoint limit reached` past it), and the size limit.
 
+use apidrift_app::{Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
-use apidrift_monitor::{Service, ServiceError};
 use apidrift_store::{EndpointFilter, NewWorkspace, PageRequest, Store, new_id};
 use apidrift_store_postgres::testdb::TestDb;
 use serde_json::{Value, json};

@@ -17,9 +17,9 @@
 
 use super::base::Service;
 use super::error::ServiceError;
-use crate::channels::PAGERDUTY_EVENTS_URL;
-use crate::redact;
 use apidrift_model::{Severity, timestamp};
+use apidrift_monitor::channels::PAGERDUTY_EVENTS_URL;
+use apidrift_monitor::redact;
 use apidrift_seal::{Binding, Field};
 use apidrift_store::{NewWebhook, StoreError, StoredWebhook, WebhookKind, new_id};
 use serde::Serialize;
@@ -75,32 +75,7 @@ struct WebhookInput {
     min_severity: Severity,
 }
 
-/// Where the deliveries of a `kind` webhook stored with URL `stored_url` go, and its secret, from
-/// its opened sealed secret `opened`: a `slack` or `discord` webhook's sealed secret is its URL;
-/// a `generic` or `pagerduty` webhook whose stored URL is redacted (holds `…`) sealed
-/// `<full URL>\n<secret>`; any other goes to the stored URL.
-pub fn delivery_target<'a>(
-    kind: WebhookKind,
-    stored_url: &str,
-    opened: &'a [u8],
-) -> Result<(String, &'a [u8]), String> {
-    let text = || {
-        std::str::from_utf8(opened).map_err(|_| "the webhook secret is not UTF-8 text".to_owned())
-    };
-    match kind {
-        WebhookKind::Slack | WebhookKind::Discord => Ok((text()?.to_owned(), opened)),
-        WebhookKind::Generic | WebhookKind::Pagerduty if stored_url.contains(redact::HIDDEN) => {
-            let at = opened
-                .iter()
-                .position(|b| *b == b'\n')
-                .ok_or_else(|| "the sealed webhook URL is missing".to_owned())?;
-            let url = std::str::from_utf8(&opened[..at])
-                .map_err(|_| "the sealed webhook URL is not UTF-8 text".to_owned())?;
-            Ok((url.to_owned(), &opened[at + 1..]))
-        }
-        WebhookKind::Generic | WebhookKind::Pagerduty => Ok((stored_url.to_owned(), opened)),
-    }
-}
+pub use apidrift_monitor::outbox::delivery_target;
 
 /// The length of a PagerDuty routing (integration) key.
 pub const ROUTING_KEY_LEN: usize = 32;
@@ -219,7 +194,9 @@ impl Service {
         let keys = self.keys_or(", so webhook secrets cannot be sealed")?;
         let generated = match input.secret {
             Some(_) => None,
-            None => Some(crate::alerts::generate_secret().map_err(ServiceError::Internal)?),
+            None => {
+                Some(apidrift_monitor::alerts::generate_secret().map_err(ServiceError::Internal)?)
+            }
         };
         let secret = input
             .secret
