@@ -19,8 +19,8 @@ use crate::state::AppState;
 use actix_web::dev::ServiceResponse;
 use actix_web::http::{Method, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use apidrift_model::Health;
 use apidrift_app::metrics::{Histogram, family};
+use apidrift_model::Health;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -194,7 +194,7 @@ async fn render(state: &AppState) -> String {
     );
     render_http(&mut out);
     apidrift_app::metrics::render(&mut out);
-    let gauges = state.store.operator_gauges().await;
+    let gauges = state.service.operator_gauges().await;
     if let Err(e) = &gauges {
         tracing::warn!(error = %e, "metrics: reading the store's figures failed");
     }

@@ -2,7 +2,6 @@
 
 use crate::ratelimit::{Limiter, MemoryLimiter, RateLimits};
 use apidrift_app::Service;
-use apidrift_store::Store;
 use std::sync::Arc;
 
 /// Largest request body (D5): 2 MiB.
@@ -11,10 +10,8 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Everything the routes need. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    /// The use cases (built once by `serve`): every write and every rule goes through it.
+    /// The use cases (built once by `serve`): every read, write and rule goes through it.
     pub service: Arc<Service>,
-    /// The service's store, for the reads of lists and pages.
-    pub store: Arc<dyn Store>,
     pub limits: RateLimits,
     /// Per-(workspace, class) budgets: in the process, or in the database.
     pub limiter: Arc<dyn Limiter>,
@@ -30,7 +27,6 @@ impl AppState {
     /// State over `service` with in-process rate limits.
     pub fn new(service: Arc<Service>, limits: RateLimits) -> Self {
         AppState {
-            store: service.store().clone(),
             service,
             limits,
             limiter: Arc::new(MemoryLimiter::default()),

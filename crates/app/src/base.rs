@@ -4,8 +4,8 @@
 //! depends on none of them.
 
 use super::error::ServiceError;
-use apidrift_monitor::{Client, Monitor};
 use apidrift_model::net::AllowList;
+use apidrift_monitor::{Client, Monitor};
 use apidrift_seal::KeyRing;
 use apidrift_store::Store;
 use std::collections::HashMap;
@@ -109,11 +109,6 @@ impl Service {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Service {
         self.clock = clock;
         self
-    }
-
-    /// The store, for reads that carry no rule (lists and pages).
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
     }
 
     /// Whether a sealing key is configured.

@@ -46,6 +46,7 @@ pub mod keys;
 pub mod lifecycle;
 pub mod openapi;
 pub mod probe;
+pub mod reads;
 pub mod tokens;
 pub mod users;
 pub mod webhooks;

@@ -70,14 +70,12 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
                 offset: args.offset,
             };
             let found = service
-                .store()
                 .list_endpoints(
                     the_workspace(&service, args.workspace).await?,
                     &EndpointFilter::default(),
                     page,
                 )
-                .await
-                .map_err(apidrift_app::ServiceError::from)?;
+                .await?;
             print_json(&EndpointList {
                 endpoints: found.items.iter().map(|e| e.to_model()).collect(),
                 pagination: Pagination {

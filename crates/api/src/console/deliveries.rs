@@ -13,8 +13,8 @@ use crate::routes::probe;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use apidrift_model::Role;
 use apidrift_app::WebhookTestResult;
+use apidrift_model::Role;
 use apidrift_store::PageRequest;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -62,10 +62,10 @@ async fn log_page(
             continue;
         }
         if let Some(e) = state
-            .store
-            .get_endpoint(ws, d.endpoint_id)
+            .service
+            .find_endpoint(ws, d.endpoint_id)
             .await
-            .map_err(ApiError::store)?
+            .map_err(ApiError::from)?
         {
             names.insert(e.id, e.name);
         }

@@ -10,8 +10,8 @@ use crate::routes::{openapi_import, probe};
 use crate::state::AppState;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, web};
-use apidrift_model::{Health, Role, Scope};
 use apidrift_app::{MintToken, MintedToken, ProbeResult, WebhookView};
+use apidrift_model::{Health, Role, Scope};
 use apidrift_store::{DiffFilter, EndpointFilter, PageRequest};
 use maud::Markup;
 use std::collections::HashMap;
@@ -292,7 +292,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         environment: environment.clone(),
     };
     let found = state
-        .store
+        .service
         .list_endpoints(
             s.workspace_id(),
             &filter,
@@ -302,7 +302,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             },
         )
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     // Query values hidden, as every alert message shows the URL (an API key may sit there).
     let urls: Vec<String> = found
         .items
@@ -357,17 +357,17 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let ws = s.workspace_id();
     let found = match parse_uuid(&id) {
         Ok(id) => state
-            .store
-            .get_endpoint(ws, id)
+            .service
+            .find_endpoint(ws, id)
             .await
-            .map_err(ApiError::store)?,
+            .map_err(ApiError::from)?,
         Err(_) => None,
     };
     let Some(e) = found else {
         return Ok(error_page(Some(&s), &ApiError::NotFound));
     };
     let history = state
-        .store
+        .service
         .list_diffs(
             ws,
             &DiffFilter {
@@ -380,7 +380,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
             },
         )
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     let flash = flash(&req);
     let offset = url::form_urlencoded::parse(req.query_string().as_bytes())
         .find(|(k, _)| k == "checks")
@@ -502,12 +502,7 @@ async fn endpoint_action(
         )?;
         let id = parse_uuid(&id)?;
         let ws = s.workspace_id();
-        state
-            .store
-            .get_endpoint(ws, id)
-            .await
-            .map_err(ApiError::store)?
-            .ok_or(ApiError::NotFound)?;
+        state.service.get_endpoint(ws, id).await?;
         probe::take_budget(&state, &req, ws, Class::Checks).await?;
         if check {
             let outcome = state.service.run_check(ws, id).await?;
@@ -568,10 +563,10 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     let s = session_or_return!(state, req);
     let found = match parse_uuid(&id) {
         Ok(id) => state
-            .store
-            .get_diff(s.workspace_id(), id)
+            .service
+            .find_diff(s.workspace_id(), id)
             .await
-            .map_err(ApiError::store)?,
+            .map_err(ApiError::from)?,
         Err(_) => None,
     };
     let Some(d) = found else {
@@ -602,10 +597,10 @@ async fn confirm_accept(
         s.require(Role::Admin, "accept diffs")?;
         let id = parse_uuid(&id)?;
         state
-            .store
-            .get_diff(s.workspace_id(), id)
+            .service
+            .find_diff(s.workspace_id(), id)
             .await
-            .map_err(ApiError::store)?
+            .map_err(ApiError::from)?
             .ok_or(ApiError::NotFound)
     }
     .await;
@@ -665,10 +660,10 @@ async fn tokens_page(state: &AppState, s: &Session, created: Option<&MintedToken
         return Ok(error_page(Some(s), &e));
     }
     let list = state
-        .store
+        .service
         .list_tokens(s.workspace_id())
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     let now = OffsetDateTime::now_utc();
     let rows = list
         .iter()
@@ -776,10 +771,10 @@ async fn confirm_revoke(
         s.require(Role::Admin, "manage tokens")?;
         let id = parse_uuid(&id)?;
         state
-            .store
+            .service
             .list_tokens(s.workspace_id())
             .await
-            .map_err(ApiError::store)?
+            .map_err(ApiError::from)?
             .into_iter()
             .find(|t| t.id == id && t.revoked_at.is_none())
             .ok_or(ApiError::NotFound)
@@ -1150,10 +1145,8 @@ async fn import_submit(state: web::Data<AppState>, req: HttpRequest, form: Sessi
         if import && let Some(ops) = &form.operations {
             body["operations"] = serde_json::json!(ops);
         }
-        let request = apidrift_app::ParseRequest::from_value(
-            body,
-            state.service.import_max_bytes(),
-        )?;
+        let request =
+            apidrift_app::ParseRequest::from_value(body, state.service.import_max_bytes())?;
         openapi_import::run(&state, &req, &s, request)
             .await
             .map(|(r, _)| r)

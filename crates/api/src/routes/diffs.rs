@@ -63,12 +63,7 @@ pub async fn get_diff(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let diff = state
-        .store
-        .get_diff(auth.workspace_id, id)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or(ApiError::NotFound)?;
+    let diff = state.service.get_diff(auth.workspace_id, id).await?;
     Ok(HttpResponse::Ok().json(DiffEnvelope { diff }))
 }
 
@@ -101,12 +96,7 @@ pub async fn list_endpoint_diffs_v1(
     let page = params.page()?;
     let mut filter = params.diff_filter(false)?;
     let id = parse_id(&id)?;
-    state
-        .store
-        .get_endpoint(auth.workspace_id, id)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or(ApiError::NotFound)?;
+    state.service.get_endpoint(auth.workspace_id, id).await?;
     filter.endpoint_id = Some(id);
     list(&state, auth.workspace_id, &filter, page).await
 }
@@ -118,10 +108,10 @@ async fn list(
     page: PageRequest,
 ) -> Result<HttpResponse, ApiError> {
     let found = state
-        .store
+        .service
         .list_diffs(workspace_id, filter, page)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(DiffList {
         diffs: found.items,
         pagination: Pagination {

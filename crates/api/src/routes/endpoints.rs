@@ -38,10 +38,10 @@ pub async fn list_endpoints(
     let page = params.page()?;
     let filter = params.endpoint_filter()?;
     let found = state
-        .store
+        .service
         .list_endpoints(auth.workspace_id, &filter, page)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(EndpointList {
         endpoints: found.items.iter().map(|e| e.to_model()).collect(),
         pagination: Pagination {
@@ -76,17 +76,12 @@ pub async fn get_endpoint(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let endpoint = state
-        .store
-        .get_endpoint(auth.workspace_id, id)
-        .await
-        .map_err(ApiError::store)?
-        .ok_or(ApiError::NotFound)?;
+    let endpoint = state.service.get_endpoint(auth.workspace_id, id).await?;
     let latest = state
-        .store
+        .service
         .latest_diff(auth.workspace_id, id)
         .await
-        .map_err(ApiError::store)?;
+        .map_err(ApiError::from)?;
     let latest_diff = latest.map(|d| LatestDiff {
         id: d.base.id,
         created_at: d.base.created_at.unwrap_or(endpoint.created_at),

@@ -40,7 +40,7 @@ pub async fn healthz() -> HttpResponse {
 )]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    match state.store.ping().await {
+    match state.service.ping().await {
         Ok(()) => Ok(HttpResponse::Ok().json(Status { status: "ready" })),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
