@@ -266,10 +266,11 @@ impl Service {
         };
         for _ in 0..UPDATE_ATTEMPTS {
             let current = self.get_endpoint(ws, id).await?;
+            // An invalid body is a 400 whatever the version: validated before it is compared.
+            let changes = self.patched(ws, id, patch, paused, &current).await?;
             if if_match.is_some_and(|v| v != current.version) {
                 return Err(ServiceError::Changed { what: "endpoint" });
             }
-            let changes = self.patched(ws, id, patch, paused, &current).await?;
             match self
                 .store
                 .update_endpoint(ws, id, changes, Some(current.version), self.now_millis())

@@ -78,7 +78,7 @@ pub struct DeliveryList {
     operation_id = "updateEndpoint",
     params(
         ("id" = Uuid, Path, description = "Endpoint id"),
-        ("If-Match" = Option<String>, Header, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the change is made only while the endpoint has that version (strong comparison; a weak W/\"3\" never matches), else 412. Without it, the fields the body names change on the current endpoint"),
+        ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^([ \t]*\*[ \t]*|[ \t,]*((W/)?"[!#-~]*"[ \t]*(,[ \t,]*((W/)?"[!#-~]*"[ \t]*)?)*)?)$"#, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the change is made only while the endpoint has that version (strong comparison; a weak W/\"3\" never matches), else 412. Without it, the fields the body names change on the current endpoint"),
     ),
     request_body(content = EndpointPatchDoc, content_type = "application/json"),
     security(("bearer" = ["endpoints:write"])),
@@ -126,7 +126,7 @@ pub async fn update_endpoint(
     operation_id = "deleteEndpoint",
     params(
         ("id" = Uuid, Path, description = "Endpoint id"),
-        ("If-Match" = Option<String>, Header, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the endpoint is deleted only while it has that version (strong comparison), else 412"),
+        ("If-Match" = Option<String>, Header, nullable = false, pattern = r#"^([ \t]*\*[ \t]*|[ \t,]*((W/)?"[!#-~]*"[ \t]*(,[ \t,]*((W/)?"[!#-~]*"[ \t]*)?)*)?)$"#, description = "The ETag of the endpoint as read (\"3\"), a comma-separated list of them, or *: the endpoint is deleted only while it has that version (strong comparison), else 412"),
     ),
     security(("bearer" = ["endpoints:write"])),
     responses(

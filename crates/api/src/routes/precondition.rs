@@ -44,15 +44,23 @@ pub fn if_match(req: &HttpRequest) -> Result<IfMatch, ApiError> {
     }
     let mut versions = Vec::new();
     let mut any = false;
+    let mut named = false;
     for line in lines {
         let text = line.to_str().map_err(|_| invalid())?;
         if text.trim() == "*" {
             any = true;
             continue;
         }
-        versions.extend(parse_list(text)?.into_iter().flatten());
+        let tags = parse_list(text)?;
+        // An empty If-Match line names no tag: it asks for nothing, like an absent header (a
+        // stale version would otherwise be read into a field that says nothing).
+        if tags.is_empty() {
+            continue;
+        }
+        named = true;
+        versions.extend(tags.into_iter().flatten());
     }
-    Ok(if any {
+    Ok(if any || !named {
         IfMatch::Any
     } else {
         IfMatch::Versions(versions)
@@ -151,6 +159,9 @@ mod tests {
     #[test]
     fn absent_and_star_match_any_version() {
         assert_eq!(parsed(&[]), Ok(IfMatch::Any));
+        // An empty value names no tag: as if absent.
+        assert_eq!(parsed(&[""]), Ok(IfMatch::Any));
+        assert_eq!(parsed(&[" , "]), Ok(IfMatch::Any));
         assert_eq!(parsed(&["*"]), Ok(IfMatch::Any));
         assert_eq!(parsed(&[" * "]), Ok(IfMatch::Any));
     }
@@ -182,7 +193,7 @@ mod tests {
 
     #[test]
     fn malformed_values_are_refused() {
-        for bad in ["3", "\"3", "\"3\" x", "W/3", "'3'", "\"3\"\"4\""] {
+        for bad in ["3", "\"3", "\"3\" x", "W/3", "'3'", "\"3\"\"4\"", "null"] {
             let got = parsed(&[bad]);
             assert!(
                 got.as_ref().is_err_and(|e| e.starts_with("If-Match:")),
