@@ -123,14 +123,17 @@ async fn expected_versions(backend: Backend) -> TestResult {
     }
     assert_eq!(s.get_endpoint(w.ws, id).await?, e);
 
-    // An invalid field with a stale version: the version is told first.
+    // An invalid field with a stale version: the request is checked first (RFC 9110 evaluates
+    // preconditions after the normal request checks), so the field is named, and nothing is
+    // written.
     match s
         .update_endpoint(w.ws, id, &json!({"timeoutMs": 0}), Some(1))
         .await
     {
-        Err(ServiceError::Changed { .. }) => {}
+        Err(ServiceError::Invalid(m)) if m.starts_with("timeoutMs:") => {}
         other => return Err(format!("stale invalid update: {other:?}").into()),
     }
+    assert_eq!(s.get_endpoint(w.ws, id).await?, e);
 
     // Pause and resume are edits.
     s.set_paused(w.ws, id, true).await?;
