@@ -12,11 +12,10 @@
 use super::pages::{error_page, form_pairs, redirect};
 use super::session::{self, Session};
 use crate::error::ApiError;
+use crate::routes::read_limited;
 use crate::state::AppState;
-use actix_web::body::{BodyStream, to_bytes_limited};
 use actix_web::dev::Payload;
 use actix_web::error::InternalError;
-use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use std::future::Future;
 use std::pin::Pin;
@@ -77,7 +76,7 @@ impl FromRequest for SessionForm {
                 .copied()
                 .unwrap_or(FormLimit::Bytes(DEFAULT_FORM_LIMIT))
                 .bytes(state);
-            match read_limited(&req, payload, limit).await {
+            match read_limited(&req, payload, limit, ApiError::PayloadTooLarge).await {
                 Ok(body) => Ok(SessionForm {
                     session,
                     pairs: form_pairs(&body),
@@ -91,28 +90,4 @@ impl FromRequest for SessionForm {
 /// An already rendered page as the extractor's error.
 fn respond(page: HttpResponse) -> actix_web::Error {
     InternalError::from_response("console form refused", page).into()
-}
-
-/// Reads a request body of at most `limit` bytes: a declared `Content-Length` above it is
-/// refused before a byte is read, a body that streams past it as soon as it does (413).
-pub(super) async fn read_limited(
-    req: &HttpRequest,
-    payload: Payload,
-    limit: usize,
-) -> Result<web::Bytes, ApiError> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(ApiError::PayloadTooLarge(limit));
-    }
-    match to_bytes_limited(BodyStream::new(payload), limit).await {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(ApiError::BadRequest(
-            "request body could not be read".into(),
-        )),
-        Err(_) => Err(ApiError::PayloadTooLarge(limit)),
-    }
 }

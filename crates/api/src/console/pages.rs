@@ -187,7 +187,14 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, payload: web::Paylo
         return Ok(login_page(StatusCode::FORBIDDEN, Some(&e.to_string()), ""));
     }
     // The one form read without a session: small, and refused before reading when larger.
-    let body = match super::form::read_limited(&req, payload.into_inner(), LOGIN_LIMIT).await {
+    let body = match crate::routes::read_limited(
+        &req,
+        payload.into_inner(),
+        LOGIN_LIMIT,
+        ApiError::PayloadTooLarge,
+    )
+    .await
+    {
         Ok(body) => body,
         Err(e) => {
             use actix_web::ResponseError as _;

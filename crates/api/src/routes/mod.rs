@@ -30,26 +30,16 @@ pub async fn read_optional_json_body(
     req: &HttpRequest,
     body: web::Payload,
 ) -> Result<Option<Value>, ApiError> {
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared == Some(0) {
+    if declared_length(req) == Some(0) {
         return Ok(None);
     }
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES));
-    }
-    let bytes = match body.to_bytes_limited(MAX_BODY_BYTES).await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
-            return Err(ApiError::BadRequest(
-                "request body could not be read".into(),
-            ));
-        }
-        Err(_) => return Err(ApiError::PayloadTooLarge(MAX_BODY_BYTES)),
-    };
+    let bytes = read_limited(
+        req,
+        body.into_inner(),
+        MAX_BODY_BYTES,
+        ApiError::PayloadTooLarge,
+    )
+    .await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
@@ -86,15 +76,31 @@ pub async fn read_body(
             "Content-Type must be application/json".into(),
         ));
     }
-    let declared = req
-        .headers()
+    read_limited(req, body.into_inner(), max, too_large).await
+}
+
+/// The request's `Content-Length`, when it declares one.
+fn declared_length(req: &HttpRequest) -> Option<u64> {
+    req.headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
+        .and_then(|v| v.trim().parse::<u64>().ok())
+}
+
+/// Reads a request body of at most `max` bytes, the one reader of every route and console form:
+/// a declared `Content-Length` above it is refused before a byte is read, a body that streams
+/// past it as soon as it does (`too_large(max)`).
+pub(crate) async fn read_limited(
+    req: &HttpRequest,
+    payload: actix_web::dev::Payload,
+    max: usize,
+    too_large: fn(usize) -> ApiError,
+) -> Result<web::Bytes, ApiError> {
+    if declared_length(req).is_some_and(|n| n > max as u64) {
         return Err(too_large(max));
     }
-    match body.to_bytes_limited(max).await {
+    let stream = actix_web::body::BodyStream::new(payload);
+    match actix_web::body::to_bytes_limited(stream, max).await {
         Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(_)) => Err(ApiError::BadRequest(
             "request body could not be read".into(),
