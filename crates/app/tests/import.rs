@@ -6,51 +6,32 @@ use apidrift_app::{Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
 use apidrift_store::{EndpointFilter, NewWorkspace, PageRequest, Store, new_id};
-use apidrift_store_postgres::testdb::TestDb;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+mod support;
 
-enum Backend {
-    Sqlite,
-    Postgres,
-}
+use support::{Backend, TestResult, TestStore, test_store};
 
 struct World {
     service: Service,
     store: Arc<dyn Store>,
-    _dir: Option<tempfile::TempDir>,
-    _pg: Option<TestDb>,
+    _store: TestStore,
 }
 
 async fn world(backend: Backend) -> Result<Option<World>, Box<dyn std::error::Error>> {
-    let (store, dir, pg): (Arc<dyn Store>, _, _) = match backend {
-        Backend::Sqlite => {
-            let dir = tempfile::tempdir()?;
-            let path = dir.path().join("t.db");
-            let store =
-                apidrift_store_sqlite::SqliteStore::connect(path.to_str().unwrap_or("t.db"))
-                    .await?;
-            (Arc::new(store), Some(dir), None)
-        }
-        Backend::Postgres => {
-            let Some(db) = TestDb::create().await.map_err(|e| e.to_string())? else {
-                return Ok(None);
-            };
-            let store = apidrift_store_postgres::PgStore::connect(&db.url).await?;
-            (Arc::new(store), None, Some(db))
-        }
+    let Some(held) = test_store(backend).await? else {
+        return Ok(None);
     };
+    let store = held.store.clone();
     // No sealing key: an import seals nothing.
     let service = Service::new(store.clone(), None, AllowList::default())?;
     Ok(Some(World {
         service,
         store,
-        _dir: dir,
-        _pg: pg,
+        _store: held,
     }))
 }
 

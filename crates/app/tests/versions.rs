@@ -7,45 +7,27 @@ use apidrift_app::{Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
 use apidrift_seal::{KeyRing, SecretKey};
-use apidrift_store::{NewWorkspace, Store, new_id};
-use apidrift_store_postgres::testdb::TestDb;
+use apidrift_store::{NewWorkspace, new_id};
 use serde_json::json;
 use std::sync::Arc;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+mod support;
 
-enum Backend {
-    Sqlite,
-    Postgres,
-}
+use support::{Backend, TestResult, TestStore, test_store};
 
 struct World {
     service: Arc<Service>,
     ws: Uuid,
-    _dir: Option<tempfile::TempDir>,
-    _pg: Option<TestDb>,
+    _store: TestStore,
 }
 
 async fn world(backend: Backend) -> Result<Option<World>, Box<dyn std::error::Error>> {
-    let (store, dir, pg): (Arc<dyn Store>, _, _) = match backend {
-        Backend::Sqlite => {
-            let dir = tempfile::tempdir()?;
-            let path = dir.path().join("t.db");
-            let store =
-                apidrift_store_sqlite::SqliteStore::connect(path.to_str().unwrap_or("t.db"))
-                    .await?;
-            (Arc::new(store), Some(dir), None)
-        }
-        Backend::Postgres => {
-            let Some(db) = TestDb::create().await.map_err(|e| e.to_string())? else {
-                return Ok(None);
-            };
-            let store = apidrift_store_postgres::PgStore::connect(&db.url).await?;
-            (Arc::new(store), None, Some(db))
-        }
+    let Some(held) = test_store(backend).await? else {
+        return Ok(None);
     };
+    let store = held.store.clone();
     let ws = new_id();
     store
         .create_workspace(NewWorkspace {
@@ -62,8 +44,7 @@ async fn world(backend: Backend) -> Result<Option<World>, Box<dyn std::error::Er
     Ok(Some(World {
         service: Arc::new(service),
         ws,
-        _dir: dir,
-        _pg: pg,
+        _store: held,
     }))
 }
 
