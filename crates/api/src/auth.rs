@@ -11,7 +11,6 @@
 use crate::error::ApiError;
 use crate::ratelimit::{Class, RateInfo};
 use crate::state::AppState;
-use actix_web::http::header;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
 use apidrift_model::{Role, Scope};
 use std::future::Future;
@@ -95,27 +94,10 @@ impl<P: Policy> FromRequest for Authed<P> {
     }
 }
 
-/// The credentials of a `Bearer` `Authorization` header: exactly one such header, its scheme
-/// `Bearer` in any case (RFC 9110 §11.1: the scheme is case-insensitive), then the token with
-/// the spaces around it removed. The API's extractor and `GET /metrics` both read it here.
-pub(crate) fn bearer_credentials(req: &HttpRequest) -> Option<&str> {
-    let mut values = req.headers().get_all(header::AUTHORIZATION);
-    let value = values.next()?;
-    if values.next().is_some() {
-        return None;
-    }
-    let text = value.to_str().ok()?;
-    let (scheme, rest) = text.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    Some(rest.trim_matches(' '))
-}
-
-/// The bearer token of the request when the header is well formed ([`bearer_credentials`]) and
+/// The bearer token of the request when the header is well formed ([`bearer_credentials`](crate::bearer::bearer_credentials)) and
 /// the token passes the format and checksum test.
 fn bearer(req: &HttpRequest) -> Option<&str> {
-    let candidate = bearer_credentials(req)?;
+    let candidate = crate::bearer::bearer_credentials(req)?;
     apidrift_app::token_well_formed(candidate).then_some(candidate)
 }
 

@@ -38,6 +38,8 @@
 
 mod app;
 pub mod auth;
+mod bearer;
+mod body;
 pub mod console;
 mod docs;
 pub mod error;

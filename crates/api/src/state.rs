@@ -1,6 +1,9 @@
 //! The application state handed to every handler: one cloneable context of `Arc`s.
 
-use crate::ratelimit::{Limiter, MemoryLimiter, RateLimits};
+use crate::bearer::TokenDigest;
+use crate::error::ApiError;
+use crate::ratelimit::{Class, Limiter, MemoryLimiter, RateLimits};
+use actix_web::{HttpMessage, HttpRequest};
 use apidrift_app::Service;
 use std::sync::Arc;
 
@@ -20,7 +23,7 @@ pub struct AppState {
     pub ip_limiter: Arc<MemoryLimiter>,
     /// SHA-256 of the bearer token `GET /metrics` requires (`[metrics] token`); `None` leaves
     /// the route open.
-    pub metrics_token: Option<crate::metrics::TokenDigest>,
+    pub metrics_token: Option<TokenDigest>,
 }
 
 impl AppState {
@@ -46,7 +49,24 @@ impl AppState {
         self.metrics_token = token
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .map(crate::metrics::digest);
+            .map(crate::bearer::digest);
         self
+    }
+
+    /// Spends one unit of `workspace`'s budget of `class`; the figures go to the response's
+    /// rate-limit headers.
+    pub(crate) async fn spend(
+        &self,
+        req: &HttpRequest,
+        workspace: uuid::Uuid,
+        class: Class,
+    ) -> Result<(), ApiError> {
+        let key = format!("{workspace}:{}", class.as_str());
+        let info = self
+            .limiter
+            .take(&key, class, self.limits.quota(class))
+            .await?;
+        req.extensions_mut().insert(info);
+        Ok(())
     }
 }

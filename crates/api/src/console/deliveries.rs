@@ -4,12 +4,11 @@
 //! rate-limit class (`creates`). Another workspace's webhook answers 404 like an unknown id.
 
 use super::form::SessionForm;
-use super::pages::{Page, check_form, chrome, error_page, html, parse_uuid};
+use super::kit::{Page, check_form, chrome, error_page, html, parse_uuid};
 use super::session::Session;
 use super::views::deliveries::{DeliveryLog, DeliveryRow, TestOutcome};
 use crate::error::ApiError;
 use crate::ratelimit::Class;
-use crate::routes::probe;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -113,7 +112,7 @@ async fn log_page(
 }
 
 async fn log(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
+    let s = match super::kit::need_session(&state, &req).await {
         Ok(s) => s,
         Err(resp) => return Ok(resp),
     };
@@ -143,7 +142,7 @@ async fn send_test(
         s.require(Role::Admin, "manage webhooks")?;
         let id = parse_uuid(&id)?;
         let ws = s.workspace_id();
-        probe::take_budget(&state, &req, ws, Class::Creates).await?;
+        state.spend(&req, ws, Class::Creates).await?;
         let result = state.service.test_webhook(ws, id).await?;
         log_page(&state, &s, id, 0, Some(&result)).await
     }

@@ -9,10 +9,10 @@
 //! the route it posts to. The login form is the one anonymous body; it has a small limit of its
 //! own ([`LOGIN_LIMIT`]).
 
-use super::pages::{error_page, form_pairs, redirect};
+use super::kit::{error_page, form_pairs, redirect};
 use super::session::{self, Session};
+use crate::body::read_limited;
 use crate::error::ApiError;
-use crate::routes::read_limited;
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::error::InternalError;

@@ -6,7 +6,7 @@
 use super::edit_form::patch_of;
 use super::form::{FormLimit, SessionForm};
 use super::html::url_param;
-use super::pages::{
+use super::kit::{
     Page, check_form, chrome, error_page, field, form_pairs, html, parse_uuid, redirect,
 };
 use super::session::Session;
@@ -110,7 +110,7 @@ async fn endpoint_of(state: &AppState, s: &Session, id: &str) -> Result<StoredEn
 }
 
 async fn edit_form(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
-    let s = super::pages::session_for(&state, &req).await;
+    let s = super::kit::need_session(&state, &req).await;
     let s = match s {
         Ok(s) => s,
         Err(resp) => return Ok(resp),
@@ -244,7 +244,7 @@ async fn confirm_delete(
     req: HttpRequest,
     id: web::Path<String>,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
+    let s = match super::kit::need_session(&state, &req).await {
         Ok(s) => s,
         Err(resp) => return Ok(resp),
     };
@@ -316,7 +316,7 @@ fn ids_of(pairs: &[(String, String)]) -> Result<Vec<Uuid>, ApiError> {
 /// The confirmation of a bulk delete (`GET /console/endpoints/delete?id=…&id=…`): names every
 /// endpoint (name, method, URL) before anything is deleted.
 async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
+    let s = match super::kit::need_session(&state, &req).await {
         Ok(s) => s,
         Err(resp) => return Ok(resp),
     };
