@@ -4,7 +4,7 @@ use crate::bearer::TokenDigest;
 use crate::error::ApiError;
 use crate::ratelimit::{Class, Limiter, MemoryLimiter, RateLimits};
 use actix_web::{HttpMessage, HttpRequest};
-use apidrift_app::Service;
+use apidrift_app::{Action, Actor, Service};
 use std::sync::Arc;
 
 /// Largest request body (D5): 2 MiB.
@@ -68,5 +68,18 @@ impl AppState {
             .await?;
         req.extensions_mut().insert(info);
         Ok(())
+    }
+
+    /// Lets `actor` perform `action`: the scope and the role of the action's rule (403), then one
+    /// unit of the workspace's budget of the action's class (429).
+    pub(crate) async fn allow(
+        &self,
+        req: &HttpRequest,
+        actor: &Actor,
+        action: Action,
+    ) -> Result<(), ApiError> {
+        actor.may(action)?;
+        self.spend(req, actor.workspace(), action.rule().class)
+            .await
     }
 }

@@ -1,16 +1,13 @@
 //! One diff: changes grouped and coloured by severity, and Accept with its confirmation.
 
-use super::form::SessionForm;
-use super::kit::{
-    Page, check_form, chrome, error_page, html, parse_uuid, redirect, session_or_return,
-};
+use super::form::{Form, SignedIn};
+use super::kit::{Page, chrome, error_page, html, parse_uuid, redirect, session_or_return};
 use super::views;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
-use apidrift_model::Role;
+use apidrift_app::{Action, act};
 use uuid::Uuid;
 
 /// Registers the diff page and Accept.
@@ -25,7 +22,7 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
     let found = match parse_uuid(&id) {
         Ok(id) => state
             .service
-            .find_diff(s.workspace_id(), id)
+            .find_diff(&s.actor(), id)
             .await
             .map_err(ApiError::from)?,
         Err(_) => None,
@@ -39,7 +36,7 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
         changes: &d.changes,
         groups: &groups,
         just_accepted: req.query_string().contains("accepted=1"),
-        can_accept: s.role() >= Role::Admin,
+        can_accept: s.can(Action::AcceptDiffs),
     };
     Ok(html(
         StatusCode::OK,
@@ -50,16 +47,15 @@ async fn diff(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String
 /// The confirmation step of Accept: names the endpoint and the diff's counts.
 async fn confirm_accept(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    signed_in: SignedIn<act::AcceptDiffs>,
 ) -> Page {
-    let s = session_or_return!(state, req);
+    let s = signed_in.session;
     let found: Result<_, ApiError> = async {
-        s.require(Role::Admin, "accept diffs")?;
         let id = parse_uuid(&id)?;
         state
             .service
-            .find_diff(s.workspace_id(), id)
+            .find_diff(&s.actor(), id)
             .await
             .map_err(ApiError::from)?
             .ok_or(ApiError::NotFound)
@@ -95,18 +91,13 @@ async fn confirm_accept(
 
 async fn accept_diff(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::AcceptDiffs>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let s = form.session;
     let done: Result<Uuid, ApiError> = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "accept diffs")?;
         let id = parse_uuid(&id)?;
-        let ws = s.workspace_id();
-        state.spend(&req, ws, Class::Checks).await?;
-        state.service.accept_diff(ws, id).await?;
+        state.service.accept_diff(&s.actor(), id).await?;
         Ok(id)
     }
     .await;

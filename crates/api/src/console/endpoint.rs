@@ -1,18 +1,16 @@
 //! One endpoint: details without credentials, latest diffs, the check history and its charts,
 //! and the capture-baseline and run-check buttons.
 
-use super::form::SessionForm;
+use super::form::Form;
 use super::html::url_param;
-use super::kit::{
-    Page, check_form, chrome, error_page, field, html, parse_uuid, redirect, session_or_return,
-};
+use super::kit::{Page, chrome, error_page, field, html, parse_uuid, redirect, session_or_return};
+use super::session::Session;
 use super::views;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
-use apidrift_model::Role;
+use apidrift_app::{Action, act};
 use apidrift_store::{DiffFilter, PageRequest};
 use std::collections::HashMap;
 
@@ -40,11 +38,11 @@ fn flash(req: &HttpRequest) -> Option<String> {
 
 async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
     let s = session_or_return!(state, req);
-    let ws = s.workspace_id();
+    let actor = s.actor();
     let found = match parse_uuid(&id) {
         Ok(id) => state
             .service
-            .find_endpoint(ws, id)
+            .find_endpoint(&actor, id)
             .await
             .map_err(ApiError::from)?,
         Err(_) => None,
@@ -55,7 +53,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let history = state
         .service
         .list_diffs(
-            ws,
+            &actor,
             &DiffFilter {
                 endpoint_id: Some(e.id),
                 ..DiffFilter::default()
@@ -75,7 +73,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let latest = state
         .service
         .list_checks(
-            ws,
+            &actor,
             e.id,
             PageRequest {
                 limit: CHART_CHECKS,
@@ -86,7 +84,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let page = state
         .service
         .list_checks(
-            ws,
+            &actor,
             e.id,
             PageRequest {
                 limit: CHECKS_PAGE,
@@ -127,7 +125,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         })
         .collect();
     let next = offset + u64::from(CHECKS_PAGE);
-    let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
+    let volatile_paths = state.service.volatile_paths(&actor, e.id).await?;
     // Query values hidden, as on the endpoint list and in alert messages.
     let shown_url = apidrift_app::redact::query_values(&e.url);
     let view = views::endpoint::EndpointDetail {
@@ -151,8 +149,8 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         breaking_count: e.breaking_count,
         warning_count: e.warning_count,
         flash: flash.as_deref(),
-        can_act: s.role() >= Role::Member,
-        can_delete: s.role() >= Role::Admin,
+        can_act: s.can(Action::RunChecks),
+        can_delete: s.can(Action::DeleteEndpoints),
         paused: e.paused,
         history: &history.items,
         chart: &chart,
@@ -167,31 +165,20 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     ))
 }
 
-/// Capture a baseline or run a check from the endpoint page.
+/// Capture a baseline or run a check from the endpoint page (the form's extractor checked the
+/// role and spent the `checks` budget).
 async fn endpoint_action(
     state: web::Data<AppState>,
-    req: HttpRequest,
+    s: Session,
+    pairs: Vec<(String, String)>,
     id: web::Path<String>,
-    form: SessionForm,
     check: bool,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
     let outcome: Result<String, ApiError> = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(
-            Role::Member,
-            if check {
-                "run checks"
-            } else {
-                "capture baselines"
-            },
-        )?;
         let id = parse_uuid(&id)?;
-        let ws = s.workspace_id();
-        state.service.get_endpoint(ws, id).await?;
-        state.spend(&req, ws, Class::Checks).await?;
+        let actor = s.actor();
         if check {
-            let outcome = state.service.run_check(ws, id).await?;
+            let outcome = state.service.run_check(&actor, id).await?;
             let r = outcome.to_response();
             Ok(format!(
                 "Check done: {} breaking, {} warnings.",
@@ -202,7 +189,7 @@ async fn endpoint_action(
             let samples = field(&pairs, "samples").map_or(Ok(1), str::parse::<u8>);
             let b = state
                 .service
-                .capture_baseline_sampled(ws, id, samples.unwrap_or(0))
+                .capture_baseline_sampled(&actor, id, samples.unwrap_or(0))
                 .await?;
             Ok(match b.volatile_paths.len() {
                 0 => format!(
@@ -229,18 +216,16 @@ async fn endpoint_action(
 
 async fn run_check(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::RunChecks>,
 ) -> Page {
-    endpoint_action(state, req, id, form, true).await
+    endpoint_action(state, form.session, form.pairs, id, true).await
 }
 
 async fn capture_baseline(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::CaptureBaselines>,
 ) -> Page {
-    endpoint_action(state, req, id, form, false).await
+    endpoint_action(state, form.session, form.pairs, id, false).await
 }

@@ -6,7 +6,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
-use apidrift_model::{Health, Role};
+use apidrift_app::Action;
+use apidrift_model::Health;
 use apidrift_store::{EndpointFilter, PageRequest};
 use std::collections::HashMap;
 
@@ -58,7 +59,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let found = state
         .service
         .list_endpoints(
-            s.workspace_id(),
+            &s.actor(),
             &filter,
             PageRequest {
                 limit: PAGE_SIZE,
@@ -100,7 +101,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         previous: (offset > 0).then(|| offset.saturating_sub(u64::from(PAGE_SIZE))),
         next: (next < found.total).then_some(next),
         flash: query.get("done").map(String::as_str),
-        can_delete: s.role() >= Role::Admin,
+        can_delete: s.can(Action::DeleteEndpoints),
     };
     Ok(html(
         StatusCode::OK,

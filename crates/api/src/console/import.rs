@@ -18,12 +18,11 @@ use super::session::{ApiSession, Session};
 use super::views;
 use crate::body::read_body;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use apidrift_app::{ParseRequest as ImportRequest, ParseResult};
-use apidrift_model::{ErrorBody, Role};
+use apidrift_app::{Action, ParseRequest as ImportRequest, ParseResult};
+use apidrift_model::ErrorBody;
 use serde_json::Value;
 
 /// Registers the import page.
@@ -59,7 +58,8 @@ pub struct ParseRequest {
 }
 
 /// Parses (and with `import: true` imports) a request whose fields were read and whose CSRF was
-/// checked: then (import only) the role and the `creates` budget, then the service.
+/// checked: then the action's role and budget (an import: member or above, `creates`; a listing:
+/// any role, `checks`, as reading a document costs CPU like a check does), then the service.
 /// Returns the result and whether anything was created.
 pub(crate) async fn run(
     state: &AppState,
@@ -67,21 +67,14 @@ pub(crate) async fn run(
     session: &Session,
     request: ImportRequest,
 ) -> Result<(ParseResult, bool), ApiError> {
-    if request.import() {
-        session.require(Role::Member, "create endpoints")?;
-        state
-            .spend(req, session.workspace_id(), Class::Creates)
-            .await?;
+    let action = if request.import() {
+        Action::CreateEndpoints
     } else {
-        // Reading a document costs CPU like a check does: a listing spends the checks budget.
-        state
-            .spend(req, session.workspace_id(), Class::Checks)
-            .await?;
-    }
-    let result = state
-        .service
-        .openapi(session.workspace_id(), request)
-        .await?;
+        Action::ParseOpenApi
+    };
+    let actor = session.actor();
+    state.allow(req, &actor, action).await?;
+    let result = state.service.openapi(&actor, request).await?;
     let created = result.import.as_ref().is_some_and(|r| r.created > 0);
     Ok((result, created))
 }
@@ -176,7 +169,7 @@ fn import_page(
         document: &form.document,
         methods: form.methods.iter().map(String::as_str).collect(),
         outcome,
-        can_delete: s.role() >= Role::Admin,
+        can_delete: s.can(Action::DeleteEndpoints),
     };
     html(status, views::import::render(&chrome(s, "import"), &view))
 }

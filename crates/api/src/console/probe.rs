@@ -7,35 +7,23 @@
 //! member or above (403) → the workspace's `checks` budget (429) → request validation, including
 //! the URL policy (400). A fetch that fails answers 400 naming the cause.
 
-use super::form::SessionForm;
-use super::kit::{Page, check_form, chrome, field, html, session_or_return};
+use super::form::Form;
+use super::kit::{Page, chrome, field, html, session_or_return};
 use super::session::{ApiSession, Session};
 use super::views;
 use crate::body::read_json_body;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use apidrift_app::ProbeResult;
 use apidrift_app::probe::ProbeRequest;
-use apidrift_model::{ErrorBody, Role};
+use apidrift_app::{Action, ProbeResult, act};
+use apidrift_model::ErrorBody;
 
 /// Registers the probe page.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/console/probe", web::get().to(probe_form))
         .route("/console/probe", web::post().to(probe_submit));
-}
-
-/// The common guard of the session JSON routes: CSRF, then the role.
-pub(crate) fn guard(
-    session: &Session,
-    req: &HttpRequest,
-    min: Role,
-    action: &str,
-) -> Result<(), ApiError> {
-    session.check_csrf(req, None)?;
-    session.require(min, action)
 }
 
 /// Probe a URL once (session cookie).
@@ -62,12 +50,11 @@ pub async fn probe(
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let session = session.0;
-    guard(&session, &req, Role::Member, "run checks")?;
-    state
-        .spend(&req, session.workspace_id(), Class::Checks)
-        .await?;
+    session.check_csrf(&req, None)?;
+    let actor = session.actor();
+    state.allow(&req, &actor, Action::ProbeUrls).await?;
     let body = read_json_body(&req, body).await?;
-    let result = state.service.probe(session.workspace_id(), &body).await?;
+    let result = state.service.probe(&actor, &body).await?;
     Ok(HttpResponse::Ok().json(result))
 }
 
@@ -105,16 +92,14 @@ async fn probe_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
     Ok(probe_page(&s, "", None))
 }
 
-async fn probe_submit(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
-    let SessionForm { session: s, pairs } = form;
+async fn probe_submit(state: web::Data<AppState>, form: Form<act::ProbeUrls>) -> Page {
+    let (s, pairs) = (form.session, form.pairs);
     let url = field(&pairs, "url").unwrap_or("").to_owned();
-    let result = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Member, "run checks")?;
-        state.spend(&req, s.workspace_id(), Class::Checks).await?;
-        let body = serde_json::json!({ "url": url, "method": field(&pairs, "method") });
-        Ok(state.service.probe(s.workspace_id(), &body).await?)
-    }
-    .await;
+    let body = serde_json::json!({ "url": url, "method": field(&pairs, "method") });
+    let result = state
+        .service
+        .probe(&s.actor(), &body)
+        .await
+        .map_err(ApiError::from);
     Ok(probe_page(&s, &url, Some(result)))
 }

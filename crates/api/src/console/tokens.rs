@@ -1,16 +1,14 @@
 //! Tokens: create (scopes as checkboxes, shown once), list, and revoke with its confirmation.
 
-use super::form::SessionForm;
-use super::kit::{
-    Page, check_form, chrome, error_page, field, html, parse_uuid, redirect, session_or_return,
-};
+use super::form::{Form, SignedIn};
+use super::kit::{Page, chrome, error_page, field, html, parse_uuid, redirect};
 use super::session::Session;
 use super::views;
 use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, web};
-use apidrift_app::{MintToken, MintedToken};
+use actix_web::web;
+use apidrift_app::{MintToken, MintedToken, act};
 use apidrift_model::{Role, Scope};
 use time::OffsetDateTime;
 
@@ -22,13 +20,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/console/tokens/{id}/revoke", web::post().to(revoke_token));
 }
 
+/// The tokens page of a user who may manage tokens (the caller's extractor checked it).
 async fn tokens_page(state: &AppState, s: &Session, created: Option<&MintedToken>) -> Page {
-    if let Err(e) = s.require(Role::Admin, "manage tokens") {
-        return Ok(error_page(Some(s), &e));
-    }
     let list = state
         .service
-        .list_tokens(s.workspace_id())
+        .list_tokens(&s.actor())
         .await
         .map_err(ApiError::from)?;
     let now = OffsetDateTime::now_utc();
@@ -63,16 +59,13 @@ async fn tokens_page(state: &AppState, s: &Session, created: Option<&MintedToken
     ))
 }
 
-async fn tokens(state: web::Data<AppState>, req: HttpRequest) -> Page {
-    let s = session_or_return!(state, req);
-    tokens_page(&state, &s, None).await
+async fn tokens(state: web::Data<AppState>, signed_in: SignedIn<act::ManageTokens>) -> Page {
+    tokens_page(&state, &signed_in.session, None).await
 }
 
-async fn create_token(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
-    let SessionForm { session: s, pairs } = form;
+async fn create_token(state: web::Data<AppState>, form: Form<act::ManageTokens>) -> Page {
+    let (s, pairs) = (form.session, form.pairs);
     let made: Result<MintedToken, ApiError> = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "manage tokens")?;
         let name = field(&pairs, "name").unwrap_or("").trim().to_owned();
         if name.is_empty() || name.chars().count() > 200 {
             return Err(ApiError::BadRequest(
@@ -110,14 +103,15 @@ async fn create_token(state: web::Data<AppState>, req: HttpRequest, form: Sessio
         };
         Ok(state
             .service
-            .mint_token(MintToken {
-                workspace_id: s.workspace_id(),
-                name,
-                scopes,
-                role,
-                expires_in_days,
-                granted_by: Some(s.role()),
-            })
+            .mint_token(
+                &s.actor(),
+                MintToken {
+                    name,
+                    scopes,
+                    role,
+                    expires_in_days,
+                },
+            )
             .await?)
     }
     .await;
@@ -130,16 +124,15 @@ async fn create_token(state: web::Data<AppState>, req: HttpRequest, form: Sessio
 /// The confirmation step of Revoke: names the token (name and hint).
 async fn confirm_revoke(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    signed_in: SignedIn<act::ManageTokens>,
 ) -> Page {
-    let s = session_or_return!(state, req);
+    let s = signed_in.session;
     let found: Result<_, ApiError> = async {
-        s.require(Role::Admin, "manage tokens")?;
         let id = parse_uuid(&id)?;
         state
             .service
-            .list_tokens(s.workspace_id())
+            .list_tokens(&s.actor())
             .await
             .map_err(ApiError::from)?
             .into_iter()
@@ -172,19 +165,13 @@ async fn confirm_revoke(
 
 async fn revoke_token(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::ManageTokens>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let s = form.session;
     let done: Result<(), ApiError> = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "manage tokens")?;
         let id = parse_uuid(&id)?;
-        state
-            .service
-            .revoke_token(Some(s.workspace_id()), id)
-            .await?;
+        state.service.revoke_token(&s.actor(), id).await?;
         Ok(())
     }
     .await;

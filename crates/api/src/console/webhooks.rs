@@ -1,18 +1,14 @@
 //! Webhooks: add (a generated secret shown once), list, remove.
 
-use super::form::SessionForm;
-use super::kit::{
-    Page, check_form, chrome, error_page, field, html, parse_uuid, redirect, session_or_return,
-};
+use super::form::{Form, SignedIn};
+use super::kit::{Page, chrome, error_page, field, html, parse_uuid, redirect};
 use super::session::Session;
 use super::views;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, web};
-use apidrift_app::WebhookView;
-use apidrift_model::Role;
+use actix_web::web;
+use apidrift_app::{WebhookView, act};
 
 /// Registers the webhook list routes.
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -37,11 +33,9 @@ enum HookOutcome {
     },
 }
 
+/// The webhooks page of a user who may manage webhooks (the caller's extractor checked it).
 async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> Page {
-    if let Err(e) = s.require(Role::Admin, "manage webhooks") {
-        return Ok(error_page(Some(s), &e));
-    }
-    let list = state.service.list_webhooks(s.workspace_id()).await?;
+    let list = state.service.list_webhooks(&s.actor()).await?;
     use actix_web::ResponseError as _;
     use views::webhooks::{HookNotice, WebhookRow, Webhooks};
     let mut status = StatusCode::OK;
@@ -103,28 +97,18 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
     ))
 }
 
-async fn webhooks_list(state: web::Data<AppState>, req: HttpRequest) -> Page {
-    let s = session_or_return!(state, req);
-    webhooks_page(&state, &s, HookOutcome::None).await
+async fn webhooks_list(state: web::Data<AppState>, signed_in: SignedIn<act::ListWebhooks>) -> Page {
+    webhooks_page(&state, &signed_in.session, HookOutcome::None).await
 }
 
-async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
-    let SessionForm { session: s, pairs } = form;
-    if let Err(e) = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "manage webhooks")
-    }
-    .await
-    {
-        return Ok(error_page(Some(&s), &e));
-    }
+async fn webhook_add(state: web::Data<AppState>, form: Form<act::ManageWebhooks>) -> Page {
+    let (s, pairs) = (form.session, form.pairs);
     let url = field(&pairs, "url").unwrap_or("").trim().to_owned();
     let kind = field(&pairs, "kind").unwrap_or("generic").to_owned();
     let min = field(&pairs, "min_severity")
         .unwrap_or("warning")
         .to_owned();
     let made = async {
-        state.spend(&req, s.workspace_id(), Class::Creates).await?;
         let mut body = serde_json::json!({ "kind": kind, "minSeverity": min });
         if !url.is_empty() {
             body["url"] = serde_json::Value::String(url.clone());
@@ -132,10 +116,7 @@ async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, form: Session
         if let Some(secret) = field(&pairs, "secret").filter(|v| !v.is_empty()) {
             body["secret"] = serde_json::Value::String(secret.to_owned());
         }
-        Ok(state
-            .service
-            .create_webhook(s.workspace_id(), &body)
-            .await?)
+        Ok(state.service.create_webhook(&s.actor(), &body).await?)
     }
     .await;
     let outcome = match made {
@@ -152,17 +133,13 @@ async fn webhook_add(state: web::Data<AppState>, req: HttpRequest, form: Session
 
 async fn webhook_remove(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::ManageWebhooks>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let s = form.session;
     let done: Result<(), ApiError> = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "manage webhooks")?;
         let id = parse_uuid(&id)?;
-        state.spend(&req, s.workspace_id(), Class::Creates).await?;
-        Ok(state.service.delete_webhook(s.workspace_id(), id).await?)
+        Ok(state.service.delete_webhook(&s.actor(), id).await?)
     }
     .await;
     match done {
