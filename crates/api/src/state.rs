@@ -10,6 +10,12 @@ use std::sync::Arc;
 /// Largest request body (D5): 2 MiB.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
+/// The actions a request was let through for (in a request's extensions, once
+/// [`AppState::allow`] passed): one for every route and form of the action table, so a test can
+/// see which action a route checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Performed(pub Vec<Action>);
+
 /// Everything the routes need. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct AppState {
@@ -71,7 +77,8 @@ impl AppState {
     }
 
     /// Lets `actor` perform `action`: the scope and the role of the action's rule (403), then one
-    /// unit of the workspace's budget of the action's class (429).
+    /// unit of the workspace's budget of the action's class (429). The action is noted in the
+    /// request's extensions ([`Performed`]).
     pub(crate) async fn allow(
         &self,
         req: &HttpRequest,
@@ -79,6 +86,15 @@ impl AppState {
         action: Action,
     ) -> Result<(), ApiError> {
         actor.may(action)?;
+        {
+            let mut extensions = req.extensions_mut();
+            match extensions.get_mut::<Performed>() {
+                Some(performed) => performed.0.push(action),
+                None => {
+                    extensions.insert(Performed(vec![action]));
+                }
+            }
+        }
         self.spend(req, actor.workspace(), action.rule().class)
             .await
     }
