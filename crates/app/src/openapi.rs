@@ -15,7 +15,7 @@
 //! URL are already registered in the workspace (`already registered`).
 //!
 //! Size (D22): the document is parsed ONCE per request, on the blocking pool (never on an HTTP
-//! worker), from the request body (at most [`DEFAULT_IMPORT_MAX_BYTES`] unless configured); its
+//! worker), from the request body (at most [`crate::DEFAULT_IMPORT_MAX_BYTES`] unless configured); its
 //! operations are listed from that one parse ([`OpenApiDocument`]) and each contract keeps only
 //! the schemas its response reaches. The document is dropped before the rows are written.
 //!
@@ -38,15 +38,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// Largest request body (and document) accepted by default: 32 MiB (`[limits] import_max_bytes`).
-pub const DEFAULT_IMPORT_MAX_BYTES: usize = 32 * 1024 * 1024;
-
 /// The methods imported when the request does not name any.
-/// How long reading an OpenAPI document (its parse and the list of its operations) may take
-/// unless `[limits] import_parse_secs` says otherwise: past it the request answers 400 naming
-/// the budget, and the work still running stops at its next step.
-pub const DEFAULT_IMPORT_PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
-
 pub const DEFAULT_IMPORT_METHODS: [&str; 2] = ["GET", "HEAD"];
 
 /// The methods an endpoint may have (D6).
