@@ -591,7 +591,7 @@ impl Settings {
         if let Some(path) = &self.secret_key_file {
             return Some(path.clone());
         }
-        let db = crate::db::sqlite_file(&self.database_url)?;
+        let db = crate::dburl::sqlite_file(&self.database_url)?;
         Some(db.parent().unwrap_or(Path::new("")).join(KEY_FILE_NAME))
     }
 

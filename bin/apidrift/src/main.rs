@@ -14,6 +14,7 @@ mod cmd;
 mod color;
 mod config;
 mod db;
+mod dburl;
 mod error;
 mod logging;
 

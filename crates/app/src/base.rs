@@ -14,6 +14,15 @@ use std::time::Instant;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+/// Largest request body (and document) an OpenAPI import accepts by default: 32 MiB
+/// (`[limits] import_max_bytes`).
+pub const DEFAULT_IMPORT_MAX_BYTES: usize = 32 * 1024 * 1024;
+
+/// How long reading an OpenAPI document (its parse and the list of its operations) may take
+/// unless `[limits] import_parse_secs` says otherwise: past it the request answers 400 naming
+/// the budget, and the work still running stops at its next step.
+pub const DEFAULT_IMPORT_PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Where the service reads the time (tests may fix it).
 pub trait Clock: Send + Sync + std::fmt::Debug {
     fn now(&self) -> OffsetDateTime;
@@ -93,8 +102,8 @@ impl Service {
             monitor,
             clock: Arc::new(SystemClock),
             touched: Mutex::new(HashMap::new()),
-            import_max_bytes: super::openapi::DEFAULT_IMPORT_MAX_BYTES,
-            import_parse_budget: super::openapi::DEFAULT_IMPORT_PARSE_BUDGET,
+            import_max_bytes: DEFAULT_IMPORT_MAX_BYTES,
+            import_parse_budget: DEFAULT_IMPORT_PARSE_BUDGET,
         }
     }
 

@@ -63,16 +63,15 @@ pub mod webhooks;
 pub mod workspaces;
 
 pub use actions::{Act, Action, Actor, RateClass, Rule, act};
-pub use base::{Clock, Service, SystemClock};
+pub use base::{
+    Clock, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_PARSE_BUDGET, Service, SystemClock,
+};
 pub use checks::{Accepted, BaselineCaptured, ChangeGroup, group_changes};
 pub use error::ServiceError;
 pub use lifecycle::{
     CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,
 };
-pub use openapi::{
-    Candidate, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_METHODS, DEFAULT_IMPORT_PARSE_BUDGET,
-    ParseRequest, ParseResult,
-};
+pub use openapi::{Candidate, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult};
 pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};

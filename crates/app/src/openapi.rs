@@ -6,8 +6,11 @@
 //! else the `summary`, else `METHOD /path`; `url` is the first server of the operation's own
 //! `servers`, else of its path item's, else of the document's (its `{variables}` replaced by
 //! their defaults), followed by the path. A path template with parameters is importable only
-//! when every path parameter has an example: its `example`, the first of its `examples`, or its
-//! schema's `example` or first `examples` entry, through a `$ref`.
+//! when every path parameter has a value: the document's example (its `example`, the first of its
+//! `examples`, or its schema's `example` or first `examples` entry, through a `$ref`), else the
+//! value the request gives for that name in `"parameters"` (`{"owner": "octocat"}`). Each
+//! candidate lists the path parameters the document gives no example for
+//! (`parametersNeeded`), so a caller knows which values to ask for.
 //!
 //! Which operations an import creates: those whose method is in `"methods"` (default GET and
 //! HEAD: the others are listed with the reason and the way to opt in), restricted to
@@ -15,7 +18,7 @@
 //! URL are already registered in the workspace (`already registered`).
 //!
 //! Size (D22): the document is parsed ONCE per request, on the blocking pool (never on an HTTP
-//! worker), from the request body (at most [`DEFAULT_IMPORT_MAX_BYTES`] unless configured); its
+//! worker), from the request body (at most [`crate::DEFAULT_IMPORT_MAX_BYTES`] unless configured); its
 //! operations are listed from that one parse ([`OpenApiDocument`]) and each contract keeps only
 //! the schemas its response reaches. The document is dropped before the rows are written.
 //!
@@ -39,15 +42,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use uuid::Uuid;
 
-/// Largest request body (and document) accepted by default: 32 MiB (`[limits] import_max_bytes`).
-pub const DEFAULT_IMPORT_MAX_BYTES: usize = 32 * 1024 * 1024;
-
 /// The methods imported when the request does not name any.
-/// How long reading an OpenAPI document (its parse and the list of its operations) may take
-/// unless `[limits] import_parse_secs` says otherwise: past it the request answers 400 naming
-/// the budget, and the work still running stops at its next step.
-pub const DEFAULT_IMPORT_PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
-
 pub const DEFAULT_IMPORT_METHODS: [&str; 2] = ["GET", "HEAD"];
 
 /// The methods an endpoint may have (D6).
@@ -77,6 +72,9 @@ pub struct Candidate {
     /// Why it would not, when it would not, saying what to do.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The path template's parameters that the document gives no example for, in path order:
+    /// the names whose values the request's `"parameters"` supplies (empty when none).
+    pub parameters_needed: Vec<String>,
 }
 
 impl Candidate {
@@ -111,7 +109,14 @@ pub struct ParseRequest {
     methods: Option<Vec<String>>,
     /// Labels or operationIds; `None`: every operation.
     operations: Option<Vec<String>>,
+    /// Values for path parameters the document gives no example for, by name.
+    parameters: HashMap<String, String>,
 }
+
+/// Most entries `"parameters"` may hold.
+pub const MAX_IMPORT_PARAMETERS: usize = 100;
+/// Longest value of one entry of `"parameters"`, in characters.
+const MAX_PARAMETER_CHARS: usize = 500;
 
 #[derive(Debug)]
 enum Document {
@@ -164,6 +169,7 @@ impl ParseRequest {
             }
         };
         let operations = strings(map.get("operations"), "operations", OPERATIONS_HINT)?;
+        let parameters = parameter_values(map.get("parameters"))?;
         let document = match map.remove("document") {
             None | Some(Value::Null) => {
                 return Err(ServiceError::Invalid("document: required".into()));
@@ -184,6 +190,7 @@ impl ParseRequest {
             import,
             methods,
             operations,
+            parameters,
         })
     }
 
@@ -195,6 +202,61 @@ impl ParseRequest {
 
 const METHODS_HINT: &str = "e.g. [\"GET\", \"HEAD\", \"POST\"]";
 const OPERATIONS_HINT: &str = "of \"METHOD /path\" labels or operationIds, e.g. [\"GET /users\"]";
+
+/// The optional `"parameters"` object: path parameter names to values (strings, numbers or
+/// booleans, written as text).
+fn parameter_values(value: Option<&Value>) -> Result<HashMap<String, String>, ServiceError> {
+    const HINT: &str = "e.g. {\"owner\": \"octocat\", \"repo\": \"hello-world\"}";
+    let map = match value {
+        None | Some(Value::Null) => return Ok(HashMap::new()),
+        Some(Value::Object(map)) => map,
+        Some(_) => {
+            return Err(ServiceError::Invalid(format!(
+                "parameters: must be an object of path parameter values, {HINT}"
+            )));
+        }
+    };
+    if map.len() > MAX_IMPORT_PARAMETERS {
+        return Err(ServiceError::Invalid(format!(
+            "parameters: at most {MAX_IMPORT_PARAMETERS} values, got {}",
+            map.len()
+        )));
+    }
+    let mut out = HashMap::with_capacity(map.len());
+    for (name, v) in map {
+        let field = || format!("parameters.{}", name.chars().take(100).collect::<String>());
+        if name.trim().is_empty() {
+            return Err(ServiceError::Invalid(
+                "parameters: a name must not be empty".into(),
+            ));
+        }
+        let text = match v {
+            Value::String(s) => s.trim().to_owned(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => {
+                return Err(ServiceError::Invalid(format!(
+                    "{}: must be a string or a number",
+                    field()
+                )));
+            }
+        };
+        if text.is_empty() {
+            return Err(ServiceError::Invalid(format!(
+                "{}: must not be empty (leave the name out instead)",
+                field()
+            )));
+        }
+        if text.chars().count() > MAX_PARAMETER_CHARS {
+            return Err(ServiceError::Invalid(format!(
+                "{}: at most {MAX_PARAMETER_CHARS} characters",
+                field()
+            )));
+        }
+        out.insert(name.clone(), text);
+    }
+    Ok(out)
+}
 
 /// An optional array of non-empty strings.
 fn strings(
@@ -397,8 +459,15 @@ fn deref<'v>(doc: &'v Value, v: &'v Value) -> &'v Value {
     }
 }
 
-/// Fills the path's `{parameters}` from examples: the filled path, or the names without one.
-fn fill_path(doc: &Value, path: &str, method: &str) -> Result<String, Vec<String>> {
+/// A path template filled in: the URL path, or the names that have no value.
+struct FilledPath {
+    path: Result<String, Vec<String>>,
+    /// The template's parameters the document gives no example for.
+    needed: Vec<String>,
+}
+
+/// Fills the path's `{parameters}` from the document's examples, else from `given`.
+fn fill_path(doc: &Value, path: &str, method: &str, given: &HashMap<String, String>) -> FilledPath {
     let item = doc
         .get("paths")
         .and_then(|p| p.get(path))
@@ -423,6 +492,7 @@ fn fill_path(doc: &Value, path: &str, method: &str) -> Result<String, Vec<String
     }
     let mut out = String::new();
     let mut missing = Vec::new();
+    let mut needed: Vec<String> = Vec::new();
     let mut rest = path;
     while let Some(start) = rest.find('{') {
         out.push_str(&rest[..start]);
@@ -432,17 +502,29 @@ fn fill_path(doc: &Value, path: &str, method: &str) -> Result<String, Vec<String
             break;
         };
         let name = &rest[start + 1..start + len];
-        match examples.get(name) {
-            Some(ex) => out.push_str(&path_param(ex)),
+        let value = match examples.get(name) {
+            Some(ex) => Some(ex),
+            None => {
+                if !needed.iter().any(|n| n == name) {
+                    needed.push(name.to_owned());
+                }
+                given.get(name)
+            }
+        };
+        match value {
+            Some(v) => out.push_str(&path_param(v)),
             None => missing.push(name.to_owned()),
         }
         rest = &rest[start + len + 1..];
     }
     out.push_str(rest);
-    if missing.is_empty() {
-        Ok(out)
-    } else {
-        Err(missing)
+    FilledPath {
+        path: if missing.is_empty() {
+            Ok(out)
+        } else {
+            Err(missing)
+        },
+        needed,
     }
 }
 
@@ -469,6 +551,7 @@ pub fn candidates(
     doc: &OpenApiDocument,
     allow: &AllowList,
     methods: Option<&[String]>,
+    parameters: &HashMap<String, String>,
 ) -> Vec<Candidate> {
     let root = doc.value();
     doc.operations()
@@ -482,15 +565,18 @@ pub fn candidates(
                 .unwrap_or_else(|| op.label());
             let name: String = name.chars().take(200).collect();
             let base = operation_server(root, &op.path, &op.method);
-            let (url, mut reason) = match (&base, fill_path(root, &op.path, &op.method)) {
+            let filled = fill_path(root, &op.path, &op.method, parameters);
+            let (url, mut reason) = match (&base, filled.path) {
                 (Err(why), _) => (None, Some(why.clone())),
                 (Ok(b), Ok(filled)) => (Some(format!("{b}{filled}")), None),
                 (Ok(b), Err(missing)) => (
                     Some(format!("{b}{}", op.path)),
                     Some(format!(
                         "path parameters without example values: {}; add an `example` to each \
-                         and import again",
-                        missing.join(", ")
+                         and import again, or give their values in \"parameters\" (e.g. \
+                         {{\"{}\": \"…\"}})",
+                        missing.join(", "),
+                        missing[0]
                     )),
                 ),
             };
@@ -517,6 +603,7 @@ pub fn candidates(
                 has_response_contract,
                 importable: reason.is_none(),
                 reason,
+                parameters_needed: filled.needed,
             }
         })
         .collect()
@@ -639,6 +726,7 @@ impl Service {
             import,
             methods,
             operations: wanted,
+            parameters,
         } = request;
         let allow = Arc::clone(&self.allow);
         let methods_for_list = methods.clone();
@@ -655,7 +743,7 @@ impl Service {
             }
             .map_err(|e| ServiceError::Invalid(format!("document: {e}")))?;
             seen.check()?;
-            let operations = candidates(&doc, &allow, methods_for_list.as_deref());
+            let operations = candidates(&doc, &allow, methods_for_list.as_deref(), &parameters);
             seen.check()?;
             let selected = selection(&operations, wanted.as_deref())?;
             let openapi = doc.version().to_owned();
@@ -882,7 +970,7 @@ x-operations:
     responses: {"200": {description: ok, content: {application/json: {schema: {type: object}}}}}
 "##;
         let doc = parse(text)?;
-        let list = candidates(&doc, &AllowList::default(), None);
+        let list = candidates(&doc, &AllowList::default(), None, &HashMap::new());
         let account = list.iter().find(|c| c.path == "/account");
         let reason = account.and_then(|c| c.reason.clone()).unwrap_or_default();
         assert!(
@@ -935,7 +1023,7 @@ components:
     Id: {type: string, example: gpt-x}
 "##;
         let doc = parse(text)?;
-        let list = candidates(&doc, &AllowList::default(), None);
+        let list = candidates(&doc, &AllowList::default(), None, &HashMap::new());
         let url = |path: &str| {
             list.iter()
                 .find(|c| c.path == path)
@@ -962,6 +1050,7 @@ components:
             &doc,
             &AllowList::default(),
             Some(&["GET".into(), "DELETE".into()]),
+            &HashMap::new(),
         );
         assert_eq!(c.len(), 3);
         assert_eq!(c[1].name, "listUsers");
@@ -983,16 +1072,102 @@ components:
             c[0].reason.as_deref(),
             Some(
                 "path parameters without example values: orderId; add an `example` to each and \
-                 import again"
+                 import again, or give their values in \"parameters\" (e.g. {\"orderId\": \"…\"})"
             )
         );
+        assert_eq!(c[0].parameters_needed, vec!["orderId".to_owned()]);
+        // The user's example comes from the document: nothing is needed from the request.
+        assert!(c[2].parameters_needed.is_empty());
         Ok(())
+    }
+
+    /// Path templates without examples take the request's values; the document's own examples
+    /// win over them, and a value is percent-encoded into the path.
+    #[test]
+    fn request_parameters_fill_templates_without_examples() -> Result<(), ServiceError> {
+        let doc = parse(
+            r#"
+openapi: 3.0.3
+servers: [{url: "https://api.github.example"}]
+paths:
+  /repos/{owner}/{repo}/issues/{issue_number}:
+    get:
+      operationId: issues/get
+      parameters:
+        - {name: owner, in: path, required: true, schema: {type: string}}
+        - {name: repo, in: path, required: true, schema: {type: string}}
+        - {name: issue_number, in: path, required: true, schema: {type: integer, example: 1347}}
+      responses: {"200": {description: ok}}
+  /users/{username}:
+    get:
+      parameters: [{name: username, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+"#,
+        )?;
+        let given: HashMap<String, String> = [
+            ("owner".to_owned(), "octocat".to_owned()),
+            ("repo".to_owned(), "hello world".to_owned()),
+            ("issue_number".to_owned(), "9".to_owned()),
+        ]
+        .into();
+        let c = candidates(&doc, &AllowList::default(), None, &given);
+        assert_eq!(
+            c[0].url.as_deref(),
+            Some("https://api.github.example/repos/octocat/hello%20world/issues/1347")
+        );
+        assert!(c[0].importable, "{:?}", c[0].reason);
+        assert_eq!(c[0].parameters_needed, vec!["owner", "repo"]);
+        assert!(!c[1].importable);
+        assert_eq!(c[1].parameters_needed, vec!["username"]);
+        Ok(())
+    }
+
+    #[test]
+    fn parameter_values_are_checked() {
+        let read = |v: Value| {
+            ParseRequest::from_value(json!({"document": "x", "parameters": v}), 1 << 20)
+                .map(|r| r.parameters)
+        };
+        assert_eq!(
+            read(json!({"id": 7, "on": true, "name": " a "})).ok(),
+            Some(
+                [
+                    ("id".to_owned(), "7".to_owned()),
+                    ("on".to_owned(), "true".to_owned()),
+                    ("name".to_owned(), "a".to_owned())
+                ]
+                .into()
+            )
+        );
+        let error = |v: Value| match read(v) {
+            Err(ServiceError::Invalid(m)) => m,
+            other => format!("{other:?}"),
+        };
+        assert_eq!(
+            error(json!(["owner"])),
+            "parameters: must be an object of path parameter values, e.g. {\"owner\": \"octocat\", \"repo\": \"hello-world\"}"
+        );
+        assert_eq!(
+            error(json!({"owner": null})),
+            "parameters.owner: must be a string or a number"
+        );
+        assert_eq!(
+            error(json!({"owner": "  "})),
+            "parameters.owner: must not be empty (leave the name out instead)"
+        );
+        let many: serde_json::Map<String, Value> = (0..=MAX_IMPORT_PARAMETERS)
+            .map(|i| (format!("p{i}"), json!("v")))
+            .collect();
+        assert_eq!(
+            error(Value::Object(many)),
+            "parameters: at most 100 values, got 101"
+        );
     }
 
     #[test]
     fn only_get_and_head_by_default() -> Result<(), ServiceError> {
         let doc = parse(&DOC.replace("/orders/{orderId}", "/orders"))?;
-        let c = candidates(&doc, &AllowList::default(), None);
+        let c = candidates(&doc, &AllowList::default(), None, &HashMap::new());
         assert_eq!(c[0].method, "DELETE");
         assert!(!c[0].importable);
         assert_eq!(
@@ -1003,7 +1178,12 @@ components:
             )
         );
         assert!(c[1].importable && c[2].importable);
-        let c = candidates(&doc, &AllowList::default(), Some(&["DELETE".into()]));
+        let c = candidates(
+            &doc,
+            &AllowList::default(),
+            Some(&["DELETE".into()]),
+            &HashMap::new(),
+        );
         assert!(c[0].importable, "{:?}", c[0].reason);
         assert_eq!(
             c[1].reason.as_deref(),
@@ -1015,7 +1195,7 @@ components:
     #[test]
     fn operations_select_by_label_or_operation_id() -> Result<(), ServiceError> {
         let doc = parse(DOC)?;
-        let c = candidates(&doc, &AllowList::default(), None);
+        let c = candidates(&doc, &AllowList::default(), None, &HashMap::new());
         assert_eq!(selection(&c, None)?, vec![0, 1, 2]);
         let wanted = ["get /users/{id}".to_owned(), "listUsers".to_owned()];
         assert_eq!(selection(&c, Some(&wanted))?, vec![1, 2]);
@@ -1032,12 +1212,12 @@ components:
         let none = parse(
             "openapi: 3.1.0\npaths:\n  /a:\n    get:\n      responses: {\"200\": {description: ok}}\n",
         )?;
-        let c = candidates(&none, &AllowList::default(), None);
+        let c = candidates(&none, &AllowList::default(), None, &HashMap::new());
         assert!(c[0].reason.as_deref().is_some_and(|r| {
             r.starts_with("servers: the document names no server; add its absolute URL")
         }));
         let relative = parse(&DOC.replace("https://{host}/v1", "/v1"))?;
-        let c = candidates(&relative, &AllowList::default(), None);
+        let c = candidates(&relative, &AllowList::default(), None, &HashMap::new());
         assert!(
             c[1].reason
                 .as_deref()
@@ -1052,7 +1232,7 @@ components:
     #[test]
     fn a_private_server_is_not_importable() -> Result<(), ServiceError> {
         let doc = parse(&DOC.replace("https://{host}/v1", "http://10.0.0.1/v1"))?;
-        let c = candidates(&doc, &AllowList::default(), None);
+        let c = candidates(&doc, &AllowList::default(), None, &HashMap::new());
         assert_eq!(c[1].name, "listUsers");
         assert!(!c[1].importable);
         let reason = c[1].reason.as_deref().unwrap_or_default();

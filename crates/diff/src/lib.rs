@@ -154,8 +154,10 @@
 #![deny(missing_docs)]
 
 pub mod contract;
+mod contract_data;
 mod engine;
 mod node;
+mod normalise;
 mod number;
 mod openapi;
 mod parse;
@@ -171,8 +173,8 @@ mod yaml_guard;
 pub use apidrift_model::{ChangeType, DiffChange, DiffMode, Severity};
 pub use engine::{is_json_media_type, media_type};
 pub use node::{Json, JsonNode, JsonType, Num, type_name, type_of};
+pub use normalise::{NormalisedPath, normalise_path};
 pub use parse::{MAX_DEPTH, ParseError, parse};
-pub use path::{NormalisedPath, normalise_path};
 pub use pattern::{IdentityRule, IgnorePattern, PatternError, PatternKind, PatternSeg};
 pub use report::{ChangeGroup, Counts, Report, change_id, group_changes};
 pub use rules::Rule;

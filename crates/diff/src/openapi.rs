@@ -15,7 +15,7 @@
 //!  "components": {"schemas": {"User": {…}, "Address": {…}}}}
 //! ```
 
-use crate::contract::{Contract, ContractError};
+use crate::contract_data::{Contract, ContractError};
 use crate::engine::{is_json_media_type, media_type};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -320,7 +320,7 @@ impl<'a> View<'a> {
         status: Option<u16>,
         media_type: Option<&str>,
     ) -> Result<Contract, ContractError> {
-        let (method, path) = crate::contract::parse_operation(operation)?;
+        let (method, path) = crate::contract_data::parse_operation(operation)?;
         let label = format!("{method} {path}");
         let paths = self.root.get("paths").and_then(Value::as_object);
         let no_op = || ContractError::NoOperation {

@@ -246,7 +246,7 @@ pub fn group_changes(changes: &[DiffChange]) -> Vec<ChangeGroup> {
     let mut at: HashMap<(String, ChangeType), usize, foldhash::fast::RandomState> =
         HashMap::default();
     for (i, change) in changes.iter().enumerate() {
-        let normalised = crate::path::normalise_path(&change.path);
+        let normalised = crate::normalise::normalise_path(&change.path);
         let key = (normalised.path, change.change_type);
         let item = normalised.selectors.concat();
         match at.get(&key) {

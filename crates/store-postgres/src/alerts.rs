@@ -5,7 +5,7 @@
 
 use crate::cached::cached;
 use crate::escape::{read_opt, read_text, store_opt, store_text};
-use crate::{Error, PgStore, Result, queries};
+use crate::{Error, PgStore, Result, checks, workspaces};
 use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
@@ -102,7 +102,7 @@ async fn record_alerting(
     draft: &AlertDraft,
 ) -> Result<(RecordedCheck, u32)> {
     // record_check locks the endpoint row first, so alert state changes are serialised.
-    let recorded = queries::record_check(c, ws, check, diff).await?;
+    let recorded = checks::record_check(c, ws, check, diff).await?;
     let endpoint = check.endpoint_id;
     let state: Option<StateRow> = cached(
         "SELECT fingerprint, webhook_ids FROM alert_state \
@@ -378,7 +378,7 @@ impl AlertStore for PgStore {
                 record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
             // The unit last: the usage row is the workspace's hot row, so its lock is held
             // only until the commit that follows. Exhausted rolls everything back.
-            match queries::consume_check_unit(c, workspace_id, check.finished_at).await? {
+            match workspaces::consume_check_unit(c, workspace_id, check.finished_at).await? {
                 QuotaOutcome::Consumed { .. } => {}
                 QuotaOutcome::Exhausted { used, quota } => {
                     return Err(Error::QuotaExhausted { used, quota });

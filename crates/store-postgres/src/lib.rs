@@ -25,13 +25,20 @@
 mod tx;
 mod alerts;
 mod cached;
+mod checks;
+mod diffs;
+mod endpoints;
 mod escape;
 mod lifecycle;
 mod ops;
-mod queries;
+mod ratelimits;
 mod rows;
 mod schema;
+mod sealed;
+mod tokens;
+mod totals;
 mod users;
+mod workspaces;
 
 #[cfg(feature = "testkit")]
 pub mod testdb;
@@ -75,6 +82,11 @@ pub(crate) enum Error {
     /// A check's recording found the monthly quota used up: the transaction rolls back.
     #[error("monthly check quota exhausted ({used} of {quota})")]
     QuotaExhausted { used: u64, quota: u32 },
+}
+
+/// The error of a row that is missing in the workspace.
+pub(crate) fn not_found() -> Error {
+    Error::Store(StoreError::NotFound)
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -278,11 +290,11 @@ impl Store for PgStore {
 
     async fn create_workspace(&self, new: NewWorkspace) -> Result<Workspace, StoreError> {
         new.check_text()?;
-        plain!(self, |c| queries::create_workspace(c, &new).await)
+        plain!(self, |c| workspaces::create_workspace(c, &new).await)
     }
 
     async fn get_workspace(&self, workspace_id: Uuid) -> Result<Option<Workspace>, StoreError> {
-        plain!(self, |c| queries::get_workspace(c, workspace_id).await)
+        plain!(self, |c| workspaces::get_workspace(c, workspace_id).await)
     }
 
     async fn update_workspace(
@@ -291,7 +303,7 @@ impl Store for PgStore {
         update: WorkspaceUpdate,
     ) -> Result<Workspace, StoreError> {
         update.check_text()?;
-        tx!(self, |c| queries::update_workspace(
+        tx!(self, |c| workspaces::update_workspace(
             c,
             workspace_id,
             &update
@@ -300,7 +312,7 @@ impl Store for PgStore {
     }
 
     async fn count_workspaces(&self) -> Result<u64, StoreError> {
-        plain!(self, |c| queries::count_workspaces(c).await)
+        plain!(self, |c| workspaces::count_workspaces(c).await)
     }
 
     async fn consume_check_unit(
@@ -308,8 +320,12 @@ impl Store for PgStore {
         workspace_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<QuotaOutcome, StoreError> {
-        tx!(self, |c| queries::consume_check_unit(c, workspace_id, now)
-            .await)
+        tx!(self, |c| workspaces::consume_check_unit(
+            c,
+            workspace_id,
+            now
+        )
+        .await)
     }
 
     async fn check_quota_usage(
@@ -318,18 +334,18 @@ impl Store for PgStore {
         at: OffsetDateTime,
     ) -> Result<QuotaUsage, StoreError> {
         let mut conn = self.conn().await?;
-        queries::check_quota_usage(&mut conn, workspace_id, at)
+        workspaces::check_quota_usage(&mut conn, workspace_id, at)
             .await
             .map_err(StoreError::from)
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {
-        plain!(self, |c| queries::check_usage(c, workspace_id, at).await)
+        plain!(self, |c| workspaces::check_usage(c, workspace_id, at).await)
     }
 
     async fn create_token(&self, new: NewToken) -> Result<StoredToken, StoreError> {
         new.check_text()?;
-        plain!(self, |c| queries::create_token(c, &new).await)
+        plain!(self, |c| tokens::create_token(c, &new).await)
     }
 
     async fn find_token_by_hash(
@@ -337,7 +353,7 @@ impl Store for PgStore {
         token_hash: &str,
     ) -> Result<Option<StoredToken>, StoreError> {
         apidrift_store::text::refuse_nul("tokens.token_hash", token_hash)?;
-        plain!(self, |c| queries::find_token_by_hash(c, token_hash).await)
+        plain!(self, |c| tokens::find_token_by_hash(c, token_hash).await)
     }
 
     async fn get_token(
@@ -345,16 +361,12 @@ impl Store for PgStore {
         workspace_id: Uuid,
         token_id: Uuid,
     ) -> Result<Option<StoredToken>, StoreError> {
-        plain!(self, |c| queries::get_token(
-            c,
-            Some(workspace_id),
-            token_id
-        )
-        .await)
+        plain!(self, |c| tokens::get_token(c, Some(workspace_id), token_id)
+            .await)
     }
 
     async fn list_tokens(&self, workspace_id: Uuid) -> Result<Vec<StoredToken>, StoreError> {
-        plain!(self, |c| queries::list_tokens(c, workspace_id).await)
+        plain!(self, |c| tokens::list_tokens(c, workspace_id).await)
     }
 
     async fn revoke_token(
@@ -363,7 +375,7 @@ impl Store for PgStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<StoredToken, StoreError> {
-        plain!(self, |c| queries::revoke_token(
+        plain!(self, |c| tokens::revoke_token(
             c,
             Some(workspace_id),
             token_id,
@@ -377,12 +389,12 @@ impl Store for PgStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<StoredToken, StoreError> {
-        plain!(self, |c| queries::revoke_token(c, None, token_id, now)
-            .await)
+        plain!(self, |c| tokens::revoke_token(c, None, token_id, now).await)
     }
 
     async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError> {
-        plain!(self, |c| queries::endpoint_workspace(c, endpoint_id).await)
+        plain!(self, |c| endpoints::endpoint_workspace(c, endpoint_id)
+            .await)
     }
 
     async fn touch_token(
@@ -391,7 +403,7 @@ impl Store for PgStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
-        plain!(self, |c| queries::touch_token(
+        plain!(self, |c| tokens::touch_token(
             c,
             workspace_id,
             token_id,
@@ -405,7 +417,9 @@ impl Store for PgStore {
         key: &str,
     ) -> Result<Option<apidrift_store::RateLimitRow>, StoreError> {
         apidrift_store::text::refuse_nul("rate_limits.key", key)?;
-        plain!(self, |c| queries::rate_limit_read(c, key).await.map(Some))
+        plain!(self, |c| ratelimits::rate_limit_read(c, key)
+            .await
+            .map(Some))
     }
 
     async fn rate_limit_swap(
@@ -415,12 +429,14 @@ impl Store for PgStore {
         new: i64,
     ) -> Result<bool, StoreError> {
         apidrift_store::text::refuse_nul("rate_limits.key", key)?;
-        plain!(self, |c| queries::rate_limit_swap(c, key, old, new).await)
+        plain!(self, |c| ratelimits::rate_limit_swap(c, key, old, new)
+            .await)
     }
 
     async fn rate_limit_give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError> {
         apidrift_store::text::refuse_nul("rate_limits.key", key)?;
-        plain!(self, |c| queries::rate_limit_give_back(c, key, nanos).await)
+        plain!(self, |c| ratelimits::rate_limit_give_back(c, key, nanos)
+            .await)
     }
 
     async fn create_endpoints(
@@ -435,8 +451,12 @@ impl Store for PgStore {
                 apidrift_store::MAX_BULK_ENDPOINTS
             )));
         }
-        tx!(self, |c| queries::create_endpoints(c, workspace_id, &rows)
-            .await)
+        tx!(self, |c| endpoints::create_endpoints(
+            c,
+            workspace_id,
+            &rows
+        )
+        .await)
     }
 
     async fn get_endpoint(
@@ -444,7 +464,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredEndpoint>, StoreError> {
-        plain!(self, |c| queries::get_endpoint(
+        plain!(self, |c| endpoints::get_endpoint(
             c,
             workspace_id,
             endpoint_id
@@ -459,7 +479,7 @@ impl Store for PgStore {
         page: PageRequest,
     ) -> Result<Page<StoredEndpoint>, StoreError> {
         filter.check_text()?;
-        plain!(self, |c| queries::list_endpoints(
+        plain!(self, |c| endpoints::list_endpoints(
             c,
             workspace_id,
             filter,
@@ -469,7 +489,7 @@ impl Store for PgStore {
     }
 
     async fn count_endpoints(&self, workspace_id: Uuid) -> Result<u64, StoreError> {
-        plain!(self, |c| queries::count_endpoints(c, workspace_id).await)
+        plain!(self, |c| endpoints::count_endpoints(c, workspace_id).await)
     }
 
     async fn endpoint_keys(
@@ -477,7 +497,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
     ) -> Result<Vec<(apidrift_model::HttpMethod, String)>, StoreError> {
         let rows: Vec<(String, String)> =
-            plain!(self, |c| queries::endpoint_keys(c, workspace_id).await)?;
+            plain!(self, |c| endpoints::endpoint_keys(c, workspace_id).await)?;
         rows.into_iter()
             .map(|(m, url)| Ok((apidrift_store::parse_enum("endpoints.method", &m)?, url)))
             .collect()
@@ -490,7 +510,7 @@ impl Store for PgStore {
         health: Health,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        plain!(self, |c| queries::set_health(
+        plain!(self, |c| endpoints::set_health(
             c,
             workspace_id,
             endpoint_id,
@@ -508,7 +528,7 @@ impl Store for PgStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         plain!(self, |c| {
-            queries::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now).await
+            endpoints::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now).await
         })
     }
 
@@ -518,7 +538,7 @@ impl Store for PgStore {
         baseline: NewBaseline,
         health: Option<Health>,
     ) -> Result<StoredBaseline, StoreError> {
-        tx!(self, |c| queries::record_baseline(
+        tx!(self, |c| checks::record_baseline(
             c,
             workspace_id,
             &baseline,
@@ -532,7 +552,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredBaseline>, StoreError> {
-        plain!(self, |c| queries::active_baseline(
+        plain!(self, |c| checks::active_baseline(
             c,
             workspace_id,
             endpoint_id
@@ -546,7 +566,7 @@ impl Store for PgStore {
         check: NewCheck,
         diff: Option<NewDiff>,
     ) -> Result<RecordedCheck, StoreError> {
-        tx!(self, |c| queries::record_check(
+        tx!(self, |c| checks::record_check(
             c,
             workspace_id,
             &check,
@@ -560,8 +580,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         check_id: Uuid,
     ) -> Result<Option<StoredCheck>, StoreError> {
-        plain!(self, |c| queries::get_check(c, workspace_id, check_id)
-            .await)
+        plain!(self, |c| checks::get_check(c, workspace_id, check_id).await)
     }
 
     async fn latest_diff(
@@ -569,7 +588,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        plain!(self, |c| queries::latest_diff(c, workspace_id, endpoint_id)
+        plain!(self, |c| diffs::latest_diff(c, workspace_id, endpoint_id)
             .await)
     }
 
@@ -582,12 +601,12 @@ impl Store for PgStore {
         // One pooled connection, no transaction: four short reads (a transaction would add two
         // round trips; the recording transaction is the one that must be consistent).
         plain!(self, |c| {
-            match queries::get_endpoint(c, workspace_id, endpoint_id).await? {
+            match endpoints::get_endpoint(c, workspace_id, endpoint_id).await? {
                 None => Ok(None),
                 Some(endpoint) => Ok(Some(CheckContext {
-                    baseline: queries::active_baseline(c, workspace_id, endpoint_id).await?,
-                    usage: queries::check_quota_usage(c, workspace_id, at).await?,
-                    latest_diff: queries::latest_diff(c, workspace_id, endpoint_id).await?,
+                    baseline: checks::active_baseline(c, workspace_id, endpoint_id).await?,
+                    usage: workspaces::check_quota_usage(c, workspace_id, at).await?,
+                    latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id).await?,
                     endpoint,
                 })),
             }
@@ -600,7 +619,7 @@ impl Store for PgStore {
         filter: &DiffFilter,
         page: PageRequest,
     ) -> Result<Page<DiffSummary>, StoreError> {
-        plain!(self, |c| queries::list_diffs(c, workspace_id, filter, page)
+        plain!(self, |c| diffs::list_diffs(c, workspace_id, filter, page)
             .await)
     }
 
@@ -609,7 +628,7 @@ impl Store for PgStore {
         workspace_id: Uuid,
         diff_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        plain!(self, |c| queries::get_diff(c, workspace_id, diff_id).await)
+        plain!(self, |c| diffs::get_diff(c, workspace_id, diff_id).await)
     }
 
     async fn accept_diff(
@@ -619,7 +638,7 @@ impl Store for PgStore {
         baseline: Option<NewBaseline>,
         now: OffsetDateTime,
     ) -> Result<AcceptOutcome, StoreError> {
-        tx!(self, |c| queries::accept_diff(
+        tx!(self, |c| diffs::accept_diff(
             c,
             workspace_id,
             diff_id,
@@ -635,7 +654,7 @@ impl Store for PgStore {
         after: Option<Uuid>,
         limit: u32,
     ) -> Result<Vec<SealedValue>, StoreError> {
-        plain!(self, |c| queries::sealed_values(c, field, after, limit)
+        plain!(self, |c| sealed::sealed_values(c, field, after, limit)
             .await)
     }
 
@@ -648,7 +667,7 @@ impl Store for PgStore {
         new: &[u8],
     ) -> Result<bool, StoreError> {
         plain!(self, |c| {
-            queries::replace_sealed_value(c, field, workspace_id, row_id, old, new).await
+            sealed::replace_sealed_value(c, field, workspace_id, row_id, old, new).await
         })
     }
 }

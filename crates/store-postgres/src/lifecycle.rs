@@ -5,7 +5,7 @@ use crate::cached::cached;
 use crate::escape::{read_opt, read_text};
 use crate::rows::{EndpointRow, int, micros, strings};
 use crate::schema::endpoints;
-use crate::{Error, PgStore, Result, queries};
+use crate::{Error, PgStore, Result, totals};
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
     StoredDelivery, StoredEndpoint, text::refuse_nul, to_u16, to_u32,
@@ -231,7 +231,7 @@ async fn list_checks(
     .load(c)
     .await?;
     // A short page (the usual case) tells the total: no second statement.
-    let total = match queries::known_total(page, rows.len()) {
+    let total = match totals::known_total(page, rows.len()) {
         Some(t) => t,
         None => {
             let n: Count = cached(

@@ -4,7 +4,7 @@
 
 use crate::cached::cached;
 use crate::rows::{from_ts, id, parse_id, ts};
-use crate::{Error, Result, SqliteStore, queries};
+use crate::{Error, Result, SqliteStore, checks, workspaces};
 use apidrift_model::{Cadence, Severity};
 use apidrift_store::{
     AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
@@ -94,7 +94,7 @@ fn record_alerting(
     diff: Option<&NewDiff>,
     draft: &AlertDraft,
 ) -> Result<(RecordedCheck, u32)> {
-    let recorded = queries::record_check(c, ws, check, diff)?;
+    let recorded = checks::record_check(c, ws, check, diff)?;
     let endpoint = check.endpoint_id;
     let state: Option<StateRow> = cached(
         "SELECT fingerprint, webhook_ids FROM alert_state WHERE workspace_id = ? AND endpoint_id = ?",
@@ -500,7 +500,7 @@ impl AlertStore for SqliteStore {
         self.write(move |c| {
             // `BEGIN IMMEDIATE` serialises every writer, so the unit is taken first: when none is
             // left, nothing else is written.
-            match queries::consume_check_unit(c, workspace_id, check.finished_at)? {
+            match workspaces::consume_check_unit(c, workspace_id, check.finished_at)? {
                 QuotaOutcome::Consumed { .. } => {}
                 QuotaOutcome::Exhausted { used, quota } => {
                     return Ok(CheckRecording::QuotaExhausted { used, quota });

@@ -33,12 +33,18 @@
 
 mod alerts;
 mod cached;
+mod checks;
+mod diffs;
+mod endpoints;
 mod lifecycle;
 mod ops;
-mod queries;
 mod rows;
 mod schema;
+mod sealed;
+mod tokens;
+mod totals;
 mod users;
+mod workspaces;
 mod writer;
 
 use apidrift_model::{DiffDetail, DiffSummary, Health};
@@ -366,12 +372,12 @@ impl Store for SqliteStore {
 
     async fn create_workspace(&self, new: NewWorkspace) -> Result<Workspace, StoreError> {
         new.check_text()?;
-        self.write(move |c| queries::create_workspace(c, &new))
+        self.write(move |c| workspaces::create_workspace(c, &new))
             .await
     }
 
     async fn get_workspace(&self, workspace_id: Uuid) -> Result<Option<Workspace>, StoreError> {
-        self.run(move |c| queries::get_workspace(c, workspace_id))
+        self.run(move |c| workspaces::get_workspace(c, workspace_id))
             .await
     }
 
@@ -381,12 +387,12 @@ impl Store for SqliteStore {
         update: WorkspaceUpdate,
     ) -> Result<Workspace, StoreError> {
         update.check_text()?;
-        self.write(move |c| queries::update_workspace(c, workspace_id, &update))
+        self.write(move |c| workspaces::update_workspace(c, workspace_id, &update))
             .await
     }
 
     async fn count_workspaces(&self) -> Result<u64, StoreError> {
-        self.run(queries::count_workspaces).await
+        self.run(workspaces::count_workspaces).await
     }
 
     async fn consume_check_unit(
@@ -394,7 +400,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<QuotaOutcome, StoreError> {
-        self.write(move |c| queries::consume_check_unit(c, workspace_id, now))
+        self.write(move |c| workspaces::consume_check_unit(c, workspace_id, now))
             .await
     }
 
@@ -404,9 +410,9 @@ impl Store for SqliteStore {
         at: OffsetDateTime,
     ) -> Result<QuotaUsage, StoreError> {
         self.read(move |c| {
-            let quota = queries::require_workspace(c, workspace_id)?.check_quota;
+            let quota = workspaces::require_workspace(c, workspace_id)?.check_quota;
             Ok(QuotaUsage {
-                used: queries::check_usage(c, workspace_id, at)?,
+                used: workspaces::check_usage(c, workspace_id, at)?,
                 quota,
             })
         })
@@ -414,13 +420,13 @@ impl Store for SqliteStore {
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {
-        self.run(move |c| queries::check_usage(c, workspace_id, at))
+        self.run(move |c| workspaces::check_usage(c, workspace_id, at))
             .await
     }
 
     async fn create_token(&self, new: NewToken) -> Result<StoredToken, StoreError> {
         new.check_text()?;
-        self.write(move |c| queries::create_token(c, &new)).await
+        self.write(move |c| tokens::create_token(c, &new)).await
     }
 
     async fn find_token_by_hash(
@@ -429,7 +435,7 @@ impl Store for SqliteStore {
     ) -> Result<Option<StoredToken>, StoreError> {
         apidrift_store::text::refuse_nul("tokens.token_hash", token_hash)?;
         let hash = token_hash.to_owned();
-        self.run(move |c| queries::find_token_by_hash(c, &hash))
+        self.run(move |c| tokens::find_token_by_hash(c, &hash))
             .await
     }
 
@@ -438,12 +444,12 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         token_id: Uuid,
     ) -> Result<Option<StoredToken>, StoreError> {
-        self.run(move |c| queries::get_token(c, Some(workspace_id), token_id))
+        self.run(move |c| tokens::get_token(c, Some(workspace_id), token_id))
             .await
     }
 
     async fn list_tokens(&self, workspace_id: Uuid) -> Result<Vec<StoredToken>, StoreError> {
-        self.run(move |c| queries::list_tokens(c, workspace_id))
+        self.run(move |c| tokens::list_tokens(c, workspace_id))
             .await
     }
 
@@ -453,7 +459,7 @@ impl Store for SqliteStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<StoredToken, StoreError> {
-        self.write(move |c| queries::revoke_token(c, Some(workspace_id), token_id, now))
+        self.write(move |c| tokens::revoke_token(c, Some(workspace_id), token_id, now))
             .await
     }
 
@@ -462,12 +468,12 @@ impl Store for SqliteStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<StoredToken, StoreError> {
-        self.write(move |c| queries::revoke_token(c, None, token_id, now))
+        self.write(move |c| tokens::revoke_token(c, None, token_id, now))
             .await
     }
 
     async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError> {
-        self.run(move |c| queries::endpoint_workspace(c, endpoint_id))
+        self.run(move |c| endpoints::endpoint_workspace(c, endpoint_id))
             .await
     }
 
@@ -477,7 +483,7 @@ impl Store for SqliteStore {
         token_id: Uuid,
         now: OffsetDateTime,
     ) -> Result<bool, StoreError> {
-        self.write(move |c| queries::touch_token(c, workspace_id, token_id, now))
+        self.write(move |c| tokens::touch_token(c, workspace_id, token_id, now))
             .await
     }
 
@@ -493,7 +499,7 @@ impl Store for SqliteStore {
                 apidrift_store::MAX_BULK_ENDPOINTS
             )));
         }
-        self.write(move |c| queries::create_endpoints(c, workspace_id, &rows))
+        self.write(move |c| endpoints::create_endpoints(c, workspace_id, &rows))
             .await
     }
 
@@ -502,7 +508,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredEndpoint>, StoreError> {
-        self.run(move |c| queries::get_endpoint(c, workspace_id, endpoint_id))
+        self.run(move |c| endpoints::get_endpoint(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -514,12 +520,12 @@ impl Store for SqliteStore {
     ) -> Result<Page<StoredEndpoint>, StoreError> {
         filter.check_text()?;
         let filter = filter.clone();
-        self.read(move |c| queries::list_endpoints(c, workspace_id, &filter, page))
+        self.read(move |c| endpoints::list_endpoints(c, workspace_id, &filter, page))
             .await
     }
 
     async fn count_endpoints(&self, workspace_id: Uuid) -> Result<u64, StoreError> {
-        self.run(move |c| queries::count_endpoints(c, workspace_id))
+        self.run(move |c| endpoints::count_endpoints(c, workspace_id))
             .await
     }
 
@@ -528,7 +534,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
     ) -> Result<Vec<(apidrift_model::HttpMethod, String)>, StoreError> {
         let rows = self
-            .run(move |c| queries::endpoint_keys(c, workspace_id))
+            .run(move |c| endpoints::endpoint_keys(c, workspace_id))
             .await?;
         rows.into_iter()
             .map(|(m, url)| Ok((apidrift_store::parse_enum("endpoints.method", &m)?, url)))
@@ -542,7 +548,7 @@ impl Store for SqliteStore {
         health: Health,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        self.write(move |c| queries::set_health(c, workspace_id, endpoint_id, health, now))
+        self.write(move |c| endpoints::set_health(c, workspace_id, endpoint_id, health, now))
             .await
     }
 
@@ -554,7 +560,7 @@ impl Store for SqliteStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         self.write(move |c| {
-            queries::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now)
+            endpoints::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now)
         })
         .await
     }
@@ -565,7 +571,7 @@ impl Store for SqliteStore {
         baseline: NewBaseline,
         health: Option<Health>,
     ) -> Result<StoredBaseline, StoreError> {
-        self.write(move |c| queries::record_baseline(c, workspace_id, &baseline, health))
+        self.write(move |c| checks::record_baseline(c, workspace_id, &baseline, health))
             .await
     }
 
@@ -574,7 +580,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredBaseline>, StoreError> {
-        self.run(move |c| queries::active_baseline(c, workspace_id, endpoint_id))
+        self.run(move |c| checks::active_baseline(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -584,7 +590,7 @@ impl Store for SqliteStore {
         check: NewCheck,
         diff: Option<NewDiff>,
     ) -> Result<RecordedCheck, StoreError> {
-        self.write(move |c| queries::record_check(c, workspace_id, &check, diff.as_ref()))
+        self.write(move |c| checks::record_check(c, workspace_id, &check, diff.as_ref()))
             .await
     }
 
@@ -593,7 +599,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         check_id: Uuid,
     ) -> Result<Option<StoredCheck>, StoreError> {
-        self.run(move |c| queries::get_check(c, workspace_id, check_id))
+        self.run(move |c| checks::get_check(c, workspace_id, check_id))
             .await
     }
 
@@ -602,7 +608,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        self.run(move |c| queries::latest_diff(c, workspace_id, endpoint_id))
+        self.run(move |c| diffs::latest_diff(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -613,17 +619,17 @@ impl Store for SqliteStore {
         at: OffsetDateTime,
     ) -> Result<Option<CheckContext>, StoreError> {
         self.read(move |c| {
-            let Some(endpoint) = queries::get_endpoint(c, workspace_id, endpoint_id)? else {
+            let Some(endpoint) = endpoints::get_endpoint(c, workspace_id, endpoint_id)? else {
                 return Ok(None);
             };
-            let quota = queries::require_workspace(c, workspace_id)?.check_quota;
+            let quota = workspaces::require_workspace(c, workspace_id)?.check_quota;
             Ok(Some(CheckContext {
-                baseline: queries::active_baseline(c, workspace_id, endpoint_id)?,
+                baseline: checks::active_baseline(c, workspace_id, endpoint_id)?,
                 usage: QuotaUsage {
-                    used: queries::check_usage(c, workspace_id, at)?,
+                    used: workspaces::check_usage(c, workspace_id, at)?,
                     quota,
                 },
-                latest_diff: queries::latest_diff(c, workspace_id, endpoint_id)?,
+                latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id)?,
                 endpoint,
             }))
         })
@@ -637,7 +643,7 @@ impl Store for SqliteStore {
         page: PageRequest,
     ) -> Result<Page<DiffSummary>, StoreError> {
         let filter = filter.clone();
-        self.read(move |c| queries::list_diffs(c, workspace_id, &filter, page))
+        self.read(move |c| diffs::list_diffs(c, workspace_id, &filter, page))
             .await
     }
 
@@ -646,7 +652,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         diff_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        self.run(move |c| queries::get_diff(c, workspace_id, diff_id))
+        self.run(move |c| diffs::get_diff(c, workspace_id, diff_id))
             .await
     }
 
@@ -657,7 +663,7 @@ impl Store for SqliteStore {
         baseline: Option<NewBaseline>,
         now: OffsetDateTime,
     ) -> Result<AcceptOutcome, StoreError> {
-        self.write(move |c| queries::accept_diff(c, workspace_id, diff_id, baseline.as_ref(), now))
+        self.write(move |c| diffs::accept_diff(c, workspace_id, diff_id, baseline.as_ref(), now))
             .await
     }
 
@@ -667,7 +673,7 @@ impl Store for SqliteStore {
         after: Option<Uuid>,
         limit: u32,
     ) -> Result<Vec<SealedValue>, StoreError> {
-        self.run(move |c| queries::sealed_values(c, field, after, limit))
+        self.run(move |c| sealed::sealed_values(c, field, after, limit))
             .await
     }
 
@@ -681,7 +687,7 @@ impl Store for SqliteStore {
     ) -> Result<bool, StoreError> {
         let (old, new) = (old.to_vec(), new.to_vec());
         self.write(move |c| {
-            queries::replace_sealed_value(c, field, workspace_id, row_id, &old, &new)
+            sealed::replace_sealed_value(c, field, workspace_id, row_id, &old, &new)
         })
         .await
     }

@@ -37,7 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// Request body: `{"document": "<JSON or YAML text>" | {…}, "import": false, "methods": […],
-/// "operations": […]}`.
+/// "operations": […], "parameters": {…}}`.
 #[derive(Debug, utoipa::ToSchema)]
 #[allow(dead_code)]
 pub struct ParseRequest {
@@ -55,6 +55,11 @@ pub struct ParseRequest {
     /// it) or operationIds. Default: every operation.
     #[schema(example = json!(["GET /users", "getUser"]))]
     pub operations: Option<Vec<String>>,
+    /// Values for path parameters that the document gives no example for, by name (at most
+    /// 100; strings, numbers or booleans). Each candidate's `parametersNeeded` lists the names
+    /// its path needs; the document's own examples win.
+    #[schema(value_type = Option<Object>, example = json!({"owner": "octocat", "repo": "hello-world"}))]
+    pub parameters: Option<Value>,
 }
 
 /// Parses (and with `import: true` imports) a request whose fields were read and whose CSRF was

@@ -1,0 +1,184 @@
+//! Endpoints: bulk create, reads, lists, health and contract.
+//! Statements of the PostgreSQL adapter over one connection; the caller picks the transaction.
+
+use crate::Result;
+use crate::not_found;
+use crate::rows::{EndpointRow, contract_to_json, micros};
+use crate::schema::endpoints;
+use crate::totals::{count, counts, i64_of, known_total};
+use crate::workspaces::lock_workspace;
+use apidrift_model::Health;
+use apidrift_store::{
+    BulkCreated, EndpointFilter, NewEndpointRow, Page, PageRequest, ResponseContract,
+    StoredEndpoint, rules,
+};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+type Conn = AsyncPgConnection;
+
+pub async fn count_endpoints(c: &mut Conn, ws: Uuid) -> Result<u64> {
+    Ok(counts(c, ws).await?.0)
+}
+
+pub async fn create_endpoints(
+    c: &mut Conn,
+    ws: Uuid,
+    rows: &[NewEndpointRow],
+) -> Result<BulkCreated> {
+    let workspace = lock_workspace(c, ws).await?;
+    let existing = count_endpoints(c, ws).await?;
+    let fit = rules::endpoints_that_fit(workspace.endpoint_limit, existing, rows.len());
+    let new_rows = rows[..fit]
+        .iter()
+        .map(|r| EndpointRow::new(ws, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !new_rows.is_empty() {
+        diesel::insert_into(endpoints::table)
+            .values(&new_rows)
+            .execute(c)
+            .await?;
+    }
+    let created = new_rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<Result<_, _>>()?;
+    Ok(BulkCreated {
+        created,
+        not_created: rows.len() - fit,
+        existing,
+        endpoint_limit: workspace.endpoint_limit,
+    })
+}
+
+pub async fn get_endpoint(
+    c: &mut Conn,
+    ws: Uuid,
+    endpoint: Uuid,
+) -> Result<Option<StoredEndpoint>> {
+    let row = endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .filter(endpoints::id.eq(endpoint))
+        .select(EndpointRow::as_select())
+        .first(c)
+        .await
+        .optional()?;
+    Ok(row.map(EndpointRow::into_model).transpose()?)
+}
+
+/// Operator: the workspace an endpoint belongs to.
+pub async fn endpoint_workspace(c: &mut Conn, endpoint: Uuid) -> Result<Option<Uuid>> {
+    Ok(endpoints::table
+        .filter(endpoints::id.eq(endpoint))
+        .select(endpoints::workspace_id)
+        .first(c)
+        .await
+        .optional()?)
+}
+
+fn endpoint_query(ws: Uuid, filter: &EndpointFilter) -> endpoints::BoxedQuery<'static, Pg> {
+    let mut q = endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .into_boxed();
+    if let Some(h) = filter.health {
+        q = q.filter(endpoints::health.eq(h.as_str()));
+    }
+    if let Some(env) = &filter.environment {
+        q = q.filter(endpoints::environment.eq(env.clone()));
+    }
+    q
+}
+
+/// The method and URL of every endpoint of the workspace (those two columns only).
+pub async fn endpoint_keys(c: &mut Conn, ws: Uuid) -> Result<Vec<(String, String)>> {
+    Ok(endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .select((endpoints::method, endpoints::url))
+        .load(c)
+        .await?)
+}
+
+pub async fn list_endpoints(
+    c: &mut Conn,
+    ws: Uuid,
+    filter: &EndpointFilter,
+    page: PageRequest,
+) -> Result<Page<StoredEndpoint>> {
+    let rows = endpoint_query(ws, filter)
+        .order((endpoints::created_at.desc(), endpoints::id.desc()))
+        .limit(i64::from(page.limit))
+        .offset(i64_of(page.offset))
+        .select(EndpointRow::as_select())
+        .load(c)
+        .await?;
+    let total = match known_total(page, rows.len()) {
+        Some(t) => t,
+        None if *filter == EndpointFilter::default() => counts(c, ws).await?.0,
+        None => count(endpoint_query(ws, filter).count().get_result(c).await?),
+    };
+    let items = rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<Result<_, _>>()?;
+    Ok(Page { items, total })
+}
+
+/// Checks the endpoint exists in the workspace and locks its row until the end of the
+/// transaction (serialises baseline versions and check figures per endpoint).
+pub(crate) async fn lock_endpoint(c: &mut Conn, ws: Uuid, endpoint: Uuid) -> Result<()> {
+    let found: Option<Uuid> = endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .filter(endpoints::id.eq(endpoint))
+        .select(endpoints::id)
+        .for_update()
+        .first(c)
+        .await
+        .optional()?;
+    found.map(|_| ()).ok_or_else(not_found)
+}
+
+pub async fn set_health(
+    c: &mut Conn,
+    ws: Uuid,
+    endpoint: Uuid,
+    health: Health,
+    now: OffsetDateTime,
+) -> Result<()> {
+    let n = diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(ws))
+            .filter(endpoints::id.eq(endpoint)),
+    )
+    .set((
+        endpoints::health.eq(health.as_str()),
+        endpoints::updated_at.eq(micros(now)),
+    ))
+    .execute(c)
+    .await?;
+    if n == 0 { Err(not_found()) } else { Ok(()) }
+}
+
+pub async fn set_contract(
+    c: &mut Conn,
+    ws: Uuid,
+    endpoint: Uuid,
+    contract: Option<&ResponseContract>,
+    now: OffsetDateTime,
+) -> Result<()> {
+    let value = contract.map(contract_to_json).transpose()?;
+    let n = diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(ws))
+            .filter(endpoints::id.eq(endpoint)),
+    )
+    .set((
+        endpoints::response_contract.eq(value),
+        endpoints::updated_at.eq(micros(now)),
+    ))
+    .execute(c)
+    .await?;
+    if n == 0 { Err(not_found()) } else { Ok(()) }
+}

@@ -1,0 +1,177 @@
+//! Workspaces and the monthly check quota.
+//! Statements of the PostgreSQL adapter over one connection; the caller picks the transaction.
+
+use crate::cached::cached;
+use crate::not_found;
+use crate::rows::{WorkspaceRow, int};
+use crate::schema::{check_usage, workspaces};
+use crate::totals::count;
+use crate::{Error, Result};
+use apidrift_store::{
+    NewWorkspace, QuotaOutcome, QuotaUsage, StoreError, Workspace, WorkspaceUpdate, month_key,
+    rules,
+};
+use diesel::prelude::*;
+use diesel::sql_types::{Int4, Int8, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+type Conn = AsyncPgConnection;
+
+pub async fn create_workspace(c: &mut Conn, new: &NewWorkspace) -> Result<Workspace> {
+    let row = WorkspaceRow::new(new)?;
+    let row = diesel::insert_into(workspaces::table)
+        .values(&row)
+        .returning(WorkspaceRow::as_returning())
+        .get_result(c)
+        .await?;
+    Ok(row.into_model()?)
+}
+
+pub async fn get_workspace(c: &mut Conn, ws: Uuid) -> Result<Option<Workspace>> {
+    let row = workspaces::table
+        .find(ws)
+        .select(WorkspaceRow::as_select())
+        .first(c)
+        .await
+        .optional()?;
+    Ok(row.map(WorkspaceRow::into_model).transpose()?)
+}
+
+/// The workspace, row-locked until the end of the transaction (serialises creates and deletes
+/// per workspace so the endpoint limit holds under concurrency).
+///
+/// `FOR NO KEY UPDATE`, not `FOR UPDATE`: the key of a workspace never changes, and the weaker
+/// lock does not conflict with the `FOR KEY SHARE` that a foreign key to `workspaces` takes (an
+/// outbox event, a month's first usage row). With `FOR UPDATE`, a check that had updated
+/// `workspace_counts` (its diff's trigger) waited here for a create or delete that held this row
+/// and waited for `workspace_counts`: a deadlock (issue 23).
+pub(crate) async fn lock_workspace(c: &mut Conn, ws: Uuid) -> Result<Workspace> {
+    let row = workspaces::table
+        .find(ws)
+        .select(WorkspaceRow::as_select())
+        .for_no_key_update()
+        .first(c)
+        .await
+        .optional()?;
+    row.ok_or_else(not_found)?
+        .into_model()
+        .map_err(Error::Store)
+}
+
+pub async fn update_workspace(
+    c: &mut Conn,
+    ws: Uuid,
+    update: &WorkspaceUpdate,
+) -> Result<Workspace> {
+    let current = lock_workspace(c, ws).await?;
+    let next = rules::apply_update(current, update);
+    let row = diesel::update(workspaces::table.find(ws))
+        .set((
+            workspaces::name.eq(next.name),
+            workspaces::plan.eq(next.plan.as_str()),
+            workspaces::endpoint_limit.eq(next
+                .endpoint_limit
+                .map(|v| int("endpoint_limit", v))
+                .transpose()?),
+            workspaces::check_quota.eq(next
+                .check_quota
+                .map(|v| int("check_quota", v))
+                .transpose()?),
+        ))
+        .returning(WorkspaceRow::as_returning())
+        .get_result(c)
+        .await?;
+    Ok(row.into_model()?)
+}
+
+pub async fn count_workspaces(c: &mut Conn) -> Result<u64> {
+    Ok(count(workspaces::table.count().get_result(c).await?))
+}
+
+#[derive(QueryableByName)]
+struct Used {
+    #[diesel(sql_type = Int8)]
+    used: i64,
+}
+
+pub async fn consume_check_unit(
+    c: &mut Conn,
+    ws: Uuid,
+    now: OffsetDateTime,
+) -> Result<QuotaOutcome> {
+    let quota = get_workspace(c, ws)
+        .await?
+        .ok_or_else(not_found)?
+        .check_quota;
+    let month = month_key(now);
+    // One statement: insert the month's first unit or add one, both only below the quota. The
+    // conflict update locks the usage row, so concurrent checks never pass the quota.
+    let consumed: Option<Used> = cached(
+        "INSERT INTO check_usage (workspace_id, month, used) \
+         SELECT $1, $2, 1 WHERE $3::int8 IS NULL OR $3::int8 > 0 \
+         ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
+         WHERE $3::int8 IS NULL OR check_usage.used < $3::int8 \
+         RETURNING used",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<Text, _>(&month)
+    .bind::<Nullable<Int8>, _>(quota.map(i64::from))
+    .get_result(c)
+    .await
+    .optional()?;
+    match (consumed, quota) {
+        (Some(u), quota) => Ok(QuotaOutcome::Consumed {
+            used: count(u.used),
+            quota,
+        }),
+        (None, Some(quota)) => Ok(QuotaOutcome::Exhausted {
+            used: check_usage(c, ws, now).await?,
+            quota,
+        }),
+        (None, None) => Err(Error::Store(StoreError::Database(
+            "quota upsert wrote nothing".into(),
+        ))),
+    }
+}
+
+#[derive(QueryableByName)]
+struct QuotaRow {
+    #[diesel(sql_type = Nullable<Int4>)]
+    check_quota: Option<i32>,
+    #[diesel(sql_type = Int8)]
+    used: i64,
+}
+
+/// The quota and the month's usage in one read.
+pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<QuotaUsage> {
+    let row: Option<QuotaRow> = cached(
+        "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
+         WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used \
+         FROM workspaces w WHERE w.id = $1",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<Text, _>(month_key(at))
+    .get_result(c)
+    .await
+    .optional()?;
+    let row = row.ok_or_else(not_found)?;
+    Ok(QuotaUsage {
+        used: count(row.used),
+        quota: row
+            .check_quota
+            .map(|q| u32::try_from(q).map_err(|e| StoreError::corrupt("check_quota", e)))
+            .transpose()?,
+    })
+}
+
+pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
+    let used: Option<i64> = check_usage::table
+        .find((ws, month_key(at)))
+        .select(check_usage::used)
+        .first(c)
+        .await
+        .optional()?;
+    Ok(used.map(count).unwrap_or(0))
+}

@@ -1,0 +1,185 @@
+//! Endpoints: bulk create, reads, lists, health and contract.
+//! Statements of the SQLite adapter over one connection; the caller picks the transaction.
+
+use crate::rows::{EndpointRow, contract_to_text, id, parse_id, ts};
+use crate::schema::endpoints;
+use crate::totals::{count, counts, i64_of, known_total};
+use crate::workspaces::require_workspace;
+use crate::{Error, Result};
+use apidrift_model::Health;
+use apidrift_store::{
+    BulkCreated, EndpointFilter, NewEndpointRow, Page, PageRequest, ResponseContract, StoreError,
+    StoredEndpoint, rules,
+};
+use diesel::prelude::*;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+pub fn count_endpoints(c: &mut SqliteConnection, ws: Uuid) -> Result<u64> {
+    Ok(counts(c, ws)?.0)
+}
+
+pub fn create_endpoints(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    rows: &[NewEndpointRow],
+) -> Result<BulkCreated> {
+    let workspace = require_workspace(c, ws)?;
+    let existing = count_endpoints(c, ws)?;
+    let fit = rules::endpoints_that_fit(workspace.endpoint_limit, existing, rows.len());
+    let new_rows = rows[..fit]
+        .iter()
+        .map(|r| EndpointRow::new(ws, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !new_rows.is_empty() {
+        diesel::insert_into(endpoints::table)
+            .values(&new_rows)
+            .execute(c)?;
+    }
+    let created = new_rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<Result<_, _>>()?;
+    Ok(BulkCreated {
+        created,
+        not_created: rows.len() - fit,
+        existing,
+        endpoint_limit: workspace.endpoint_limit,
+    })
+}
+
+pub fn get_endpoint(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    endpoint: Uuid,
+) -> Result<Option<StoredEndpoint>> {
+    let row = endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .filter(endpoints::id.eq(id(endpoint)))
+        .select(EndpointRow::as_select())
+        .first(c)
+        .optional()?;
+    Ok(row.map(EndpointRow::into_model).transpose()?)
+}
+
+/// Operator: the workspace an endpoint belongs to.
+pub fn endpoint_workspace(c: &mut SqliteConnection, endpoint: Uuid) -> Result<Option<Uuid>> {
+    let ws: Option<String> = endpoints::table
+        .filter(endpoints::id.eq(id(endpoint)))
+        .select(endpoints::workspace_id)
+        .first(c)
+        .optional()?;
+    Ok(ws
+        .map(|w| parse_id("endpoints.workspace_id", &w))
+        .transpose()?)
+}
+
+fn endpoint_query(
+    ws: Uuid,
+    filter: &EndpointFilter,
+) -> endpoints::BoxedQuery<'static, diesel::sqlite::Sqlite> {
+    let mut q = endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .into_boxed();
+    if let Some(h) = filter.health {
+        q = q.filter(endpoints::health.eq(h.as_str()));
+    }
+    if let Some(env) = &filter.environment {
+        q = q.filter(endpoints::environment.eq(env.clone()));
+    }
+    q
+}
+
+/// The method and URL of every endpoint of the workspace (those two columns only).
+pub fn endpoint_keys(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<(String, String)>> {
+    Ok(endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .select((endpoints::method, endpoints::url))
+        .load(c)?)
+}
+
+pub fn list_endpoints(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    filter: &EndpointFilter,
+    page: PageRequest,
+) -> Result<Page<StoredEndpoint>> {
+    let rows = endpoint_query(ws, filter)
+        .order((endpoints::created_at.desc(), endpoints::id.desc()))
+        .limit(i64::from(page.limit))
+        .offset(i64_of(page.offset))
+        .select(EndpointRow::as_select())
+        .load(c)?;
+    let total = match known_total(page, rows.len()) {
+        Some(t) => t,
+        None if *filter == EndpointFilter::default() => counts(c, ws)?.0,
+        None => count(endpoint_query(ws, filter).count().get_result(c)?),
+    };
+    let items = rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<Result<_, _>>()?;
+    Ok(Page { items, total })
+}
+
+pub(crate) fn require_endpoint(c: &mut SqliteConnection, ws: Uuid, endpoint: Uuid) -> Result<()> {
+    let found: i64 = endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .filter(endpoints::id.eq(id(endpoint)))
+        .count()
+        .get_result(c)?;
+    if found == 0 {
+        Err(Error::Store(StoreError::NotFound))
+    } else {
+        Ok(())
+    }
+}
+
+pub fn set_health(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    endpoint: Uuid,
+    health: Health,
+    now: OffsetDateTime,
+) -> Result<()> {
+    let n = diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(id(ws)))
+            .filter(endpoints::id.eq(id(endpoint))),
+    )
+    .set((
+        endpoints::health.eq(health.as_str()),
+        endpoints::updated_at.eq(ts(now)),
+    ))
+    .execute(c)?;
+    if n == 0 {
+        Err(Error::Store(StoreError::NotFound))
+    } else {
+        Ok(())
+    }
+}
+
+pub fn set_contract(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    endpoint: Uuid,
+    contract: Option<&ResponseContract>,
+    now: OffsetDateTime,
+) -> Result<()> {
+    let text = contract.map(contract_to_text).transpose()?;
+    let n = diesel::update(
+        endpoints::table
+            .filter(endpoints::workspace_id.eq(id(ws)))
+            .filter(endpoints::id.eq(id(endpoint))),
+    )
+    .set((
+        endpoints::response_contract.eq(text),
+        endpoints::updated_at.eq(ts(now)),
+    ))
+    .execute(c)?;
+    if n == 0 {
+        Err(Error::Store(StoreError::NotFound))
+    } else {
+        Ok(())
+    }
+}
