@@ -257,6 +257,40 @@ fn value_paths_work_with_ignore_patterns_overrides_and_grouping() -> R {
     Ok(())
 }
 
+#[test]
+fn volatile_learning_reads_lists_paired_by_value() -> R {
+    let options = by_value(DiffMode::Full, "$.tags")?;
+    let samples = [
+        json!({"tags": ["a", "b"], "requestId": "1"}),
+        json!({"tags": ["b", "a"], "requestId": "2"}),
+    ];
+    // A reordered list is not volatile: only the request id is.
+    assert_eq!(
+        apidrift_diff::volatile_paths(&samples, &options)?,
+        ["$.requestId"]
+    );
+    // By position, the reordered list's items are volatile too.
+    assert_eq!(
+        apidrift_diff::volatile_paths(&samples, &Options::default())?,
+        ["$.requestId", "$.tags[0]", "$.tags[1]"]
+    );
+    // A value that appears between samples is a shape difference, as a keyed item is; an
+    // `ignore` override drops it as an ignore pattern would.
+    let samples = [json!({"tags": ["a"]}), json!({"tags": ["a", "c"]})];
+    let err = apidrift_diff::volatile_paths(&samples, &options)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("at $.tags[.=c] (added)"), "{err}");
+    let options =
+        options.with_severity_override(OverrideRule::parse_spec("keyed-item-added=$.tags=ignore")?);
+    assert_eq!(
+        apidrift_diff::volatile_paths(&samples, &options)?,
+        Vec::<String>::new()
+    );
+    Ok(())
+}
+
 /// Stripe's `country_spec.supported_transfer_countries` grew from 61 to 118 countries between
 /// the 2022 and 2026 fixtures (`tests/data/realworld`), every old one kept, in alphabetical
 /// order: paired by position, the insertions shift the list and most items read as changed; by
