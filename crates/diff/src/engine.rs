@@ -272,18 +272,19 @@ struct Tally {
     paired_new: usize,
 }
 
-/// `item removed`, `2 items removed`, `1 of 3 items removed`.
+/// `item removed`, `2 items removed`, `1 of 3 items removed` (called with `before > now`).
 fn removed_message(before: usize, now: usize) -> String {
-    match (before - now, now) {
+    match (before.saturating_sub(now), now) {
         (1, 0) => "item removed".to_owned(),
         (n, 0) => format!("{n} items removed"),
         (n, _) => format!("{n} of {before} items removed"),
     }
 }
 
-/// `item added`, `2 items added`, `1 item added (3 now)`.
+/// `item added`, `2 items added`, `item added (3 now)`, `2 items added (3 now)` (called with
+/// `now > before`).
 fn added_message(before: usize, now: usize) -> String {
-    match (now - before, before) {
+    match (now.saturating_sub(before), before) {
         (1, 0) => "item added".to_owned(),
         (n, 0) => format!("{n} items added"),
         (1, _) => format!("item added ({now} now)"),
