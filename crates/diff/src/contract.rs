@@ -221,7 +221,8 @@ impl ContractValidator {
     }
 
     /// Validates a response body; each violation is a `contract_violation`/breaking change (see
-    /// the module documentation for where), filtered by `options.ignore`.
+    /// the module documentation for where), filtered by `options.ignore` and graded by
+    /// `options.severity_overrides` (rule `contract-violation`).
     pub fn check(&self, body: &Value, options: &Options) -> Report {
         let mut found = Vec::new();
         for error in self.validator.iter_errors(body) {
@@ -246,6 +247,11 @@ impl ContractValidator {
             {
                 continue;
             }
+            let place = crate::overrides::At::Body(&borrowed, None);
+            let Some(severity) = crate::overrides::apply(&options.severity_overrides, rule, place)
+            else {
+                continue;
+            };
             let path = crate::path::render(&borrowed, None);
             if !seen.insert((path.clone(), v.keyword.clone())) {
                 continue;
@@ -255,7 +261,7 @@ impl ContractValidator {
                 id,
                 path,
                 change_type: rule.change_type(),
-                severity: rule.severity(),
+                severity,
                 message: v.message,
                 old_value: None,
                 new_value: at.and_then(JsonNode::leaf_value).map(|(value, _)| value),

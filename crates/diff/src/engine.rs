@@ -6,6 +6,7 @@
 use crate::node::{JsonNode, JsonType, Num};
 use crate::parse::MAX_DEPTH;
 use crate::path::{IdentValue, Seg};
+use crate::pattern::BY_VALUE;
 use crate::report::{Coverage, Emitter, Pending, Sink};
 use crate::rules::Rule;
 use crate::shape::{self, Shape, TypeSet, a_type};
@@ -222,6 +223,72 @@ fn ident_key<'x>(v: &IdentValue<'x>) -> IdentKey<'x> {
         IdentValue::Num(n @ Num::Json(_)) => {
             IdentKey::Num(std::borrow::Cow::Owned(n.text().into_owned()))
         }
+        // `ident_of` gives strings and numbers only; booleans and null pair by value alone.
+        IdentValue::Bool(b) => IdentKey::Str(if *b { "true" } else { "false" }),
+        IdentValue::Null => IdentKey::Str("null"),
+    }
+}
+
+/// A scalar item as a hash key for pairing by value (identity key `.`): equal keys exactly for
+/// equal values of one type (`1.0` = `1.00`; `1` and `1.0` differ, as integer and number).
+#[derive(Hash, PartialEq, Eq)]
+enum ValueKey<'x> {
+    Null,
+    Bool(bool),
+    Str(&'x str),
+    Integer(String),
+    Number(String),
+}
+
+/// The key and the path value of a scalar item; `None` for an object or an array.
+fn value_key<J: JsonNode>(item: &J) -> Option<(ValueKey<'_>, IdentValue<'_>)> {
+    let canonical = |n: Num<'_>| crate::number::canonical_text(&n.text());
+    match item.json_type() {
+        JsonType::Null => Some((ValueKey::Null, IdentValue::Null)),
+        JsonType::Boolean => item
+            .as_bool()
+            .map(|b| (ValueKey::Bool(b), IdentValue::Bool(b))),
+        JsonType::String => item
+            .as_str()
+            .map(|s| (ValueKey::Str(s), IdentValue::Str(s))),
+        JsonType::Integer => item
+            .as_num()
+            .map(|n| (ValueKey::Integer(canonical(n)), IdentValue::Num(n))),
+        JsonType::Number => item
+            .as_num()
+            .map(|n| (ValueKey::Number(canonical(n)), IdentValue::Num(n))),
+        JsonType::Array | JsonType::Object => None,
+    }
+}
+
+/// How often one value occurs in each array, and where first.
+struct Tally {
+    old: usize,
+    new: usize,
+    first_old: Option<usize>,
+    first_new: Option<usize>,
+    /// Items of each side already counted as paired (for the item shapes).
+    paired_old: usize,
+    paired_new: usize,
+}
+
+/// `item removed`, `2 items removed`, `1 of 3 items removed` (called with `before > now`).
+fn removed_message(before: usize, now: usize) -> String {
+    match (before.saturating_sub(now), now) {
+        (1, 0) => "item removed".to_owned(),
+        (n, 0) => format!("{n} items removed"),
+        (n, _) => format!("{n} of {before} items removed"),
+    }
+}
+
+/// `item added`, `2 items added`, `item added (3 now)`, `2 items added (3 now)` (called with
+/// `now > before`).
+fn added_message(before: usize, now: usize) -> String {
+    match (now.saturating_sub(before), before) {
+        (1, 0) => "item added".to_owned(),
+        (n, 0) => format!("{n} items added"),
+        (1, _) => format!("item added ({now} now)"),
+        (n, _) => format!("{n} items added ({now} now)"),
     }
 }
 
@@ -290,7 +357,12 @@ impl<'a> Walker<'_, '_, 'a> {
                     self.arrays(a.elements(), b.elements(), depth, None)
                 }
                 DiffMode::Full => self.outermost(a.elements(), b.elements(), depth),
-                DiffMode::Schema => self.merged(a.elements(), b.elements(), depth),
+                DiffMode::Schema => {
+                    if self.by_value_rule() {
+                        self.by_value(a.elements(), b.elements(), depth, None)?;
+                    }
+                    self.merged(a.elements(), b.elements(), depth)
+                }
             },
             _ => {
                 if self.options.mode == DiffMode::Full && !leaf_equal(a, b) {
@@ -409,6 +481,8 @@ impl<'a> Walker<'_, '_, 'a> {
             .iter()
             .find(|r| r.matches(&self.path));
         let keys: &'a [String] = match rule {
+            // Items paired by their own value are not paired by a member.
+            Some(rule) if rule.key() == BY_VALUE => return None,
             Some(rule) => std::slice::from_ref(rule.key_string()),
             None => &self.options.identity_keys,
         };
@@ -479,6 +553,9 @@ impl<'a> Walker<'_, '_, 'a> {
         mut shapes: Option<&mut ItemShapes>,
     ) -> Result<(), DiffError> {
         if ea.is_empty() && eb.is_empty() {
+            return Ok(());
+        }
+        if self.by_value_rule() && self.by_value(ea, eb, depth, shapes.as_deref_mut())? {
             return Ok(());
         }
         if let Some((key, va, vb, map_b)) = self.identity(ea, eb) {
@@ -588,6 +665,126 @@ impl<'a> Walker<'_, '_, 'a> {
             Some(s) => s.pair(index, a, b, self.em.recorded() != before, depth + 1),
             None => Ok(()),
         }
+    }
+
+    /// True when the first identity rule that names the array at the current path has the key
+    /// `.` (pair the items by their own value).
+    fn by_value_rule(&self) -> bool {
+        self.options
+            .identity_rules
+            .iter()
+            .find(|r| r.matches(&self.path))
+            .is_some_and(|r| r.key() == BY_VALUE)
+    }
+
+    /// Pairs the items of two arrays of scalars by their own value, as multisets (identity key
+    /// `.`): a value pairs as many times as both arrays hold it. Each value held fewer times now
+    /// is one `keyed-item-removed` change at `[.=value]` (in baseline order), each value held more
+    /// times one `keyed-item-added` (in current order); the message gives the count. For an
+    /// outermost array in full mode, the items go to `shapes` as paired or unpaired. `false`, and
+    /// nothing reported, when an item is an object or an array.
+    fn by_value<J: JsonNode>(
+        &mut self,
+        ea: &'a [J],
+        eb: &'a [J],
+        depth: usize,
+        shapes: Option<&mut ItemShapes>,
+    ) -> Result<bool, DiffError> {
+        let mut at: HashMap<ValueKey<'a>, usize, Hasher> =
+            HashMap::with_capacity_and_hasher(ea.len().max(eb.len()), Hasher::default());
+        let mut tallies: Vec<Tally> = Vec::new();
+        let mut values: Vec<IdentValue<'a>> = Vec::new();
+        let mut slot = |item: &'a J| -> Option<usize> {
+            let (key, value) = value_key(item)?;
+            Some(*at.entry(key).or_insert_with(|| {
+                tallies.push(Tally {
+                    old: 0,
+                    new: 0,
+                    first_old: None,
+                    first_new: None,
+                    paired_old: 0,
+                    paired_new: 0,
+                });
+                values.push(value);
+                tallies.len() - 1
+            }))
+        };
+        let mut in_a = Vec::with_capacity(ea.len());
+        for item in ea {
+            let Some(t) = slot(item) else {
+                return Ok(false);
+            };
+            in_a.push(t);
+        }
+        let mut in_b = Vec::with_capacity(eb.len());
+        for item in eb {
+            let Some(t) = slot(item) else {
+                return Ok(false);
+            };
+            in_b.push(t);
+        }
+        for (i, &t) in in_a.iter().enumerate() {
+            let tally = &mut tallies[t];
+            tally.old += 1;
+            tally.first_old.get_or_insert(i);
+        }
+        for (j, &t) in in_b.iter().enumerate() {
+            let tally = &mut tallies[t];
+            tally.new += 1;
+            tally.first_new.get_or_insert(j);
+        }
+        if let Some(s) = shapes {
+            for (i, (item, &t)) in ea.iter().zip(&in_a).enumerate() {
+                let tally = &mut tallies[t];
+                if tally.paired_old < tally.new {
+                    tally.paired_old += 1;
+                    s.pair(i, item, item, false, depth + 1)?;
+                } else {
+                    s.active = true;
+                    s.old.add(item, depth + 1)?;
+                }
+            }
+            for (item, &t) in eb.iter().zip(&in_b) {
+                let tally = &mut tallies[t];
+                if tally.paired_new < tally.old {
+                    tally.paired_new += 1;
+                } else {
+                    s.active = true;
+                    s.new.add(item, depth + 1)?;
+                }
+            }
+        }
+        for (i, (item, &t)) in ea.iter().zip(&in_a).enumerate() {
+            let tally = &tallies[t];
+            if tally.first_old == Some(i) && tally.old > tally.new {
+                self.em.body(
+                    &self.path,
+                    Some(Seg::Ident {
+                        key: BY_VALUE,
+                        value: values[t],
+                    }),
+                    Pending::new(Rule::ItemRemoved, removed_message(tally.old, tally.new))
+                        .values(item.leaf_value(), None)
+                        .types(Some(item.json_type().as_str().into()), None),
+                );
+            }
+        }
+        for (j, (item, &t)) in eb.iter().zip(&in_b).enumerate() {
+            let tally = &tallies[t];
+            if tally.first_new == Some(j) && tally.new > tally.old {
+                self.em.body(
+                    &self.path,
+                    Some(Seg::Ident {
+                        key: BY_VALUE,
+                        value: values[t],
+                    }),
+                    Pending::new(Rule::ItemAdded, added_message(tally.old, tally.new))
+                        .values(None, item.leaf_value())
+                        .types(None, Some(item.json_type().as_str().into())),
+                );
+            }
+        }
+        Ok(true)
     }
 
     fn merged<J: JsonNode>(

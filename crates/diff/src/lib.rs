@@ -48,7 +48,13 @@
 //!   A pattern drops the changes at the path it matches and below it.
 //! * **Identity keys**. An array of objects is paired by the first of [`DEFAULT_IDENTITY_KEYS`]
 //!   that every item of both arrays has, with a string or number value unique within each array.
-//!   An [`IdentityRule`] (`$.commits=sha`) names the key of the arrays its pattern matches.
+//!   An [`IdentityRule`] (`$.commits=sha`) names the key of the arrays its pattern matches; the
+//!   key `.` (`$.tags=.`) pairs an array of scalars by value, as a multiset, in both modes, so
+//!   only a value added or removed is a change (`$.tags[.=beta]`).
+//! * **Severity overrides** ([`OverrideRule`]): `field-added=breaking`,
+//!   `value-changed=$.meta=ignore`. Each change is graded by the first override of its rule whose
+//!   path matches (an ignore pattern; none matches every path), or dropped by `ignore`; the
+//!   counts follow. The wire form is the model's [`SeverityOverride`].
 //! * **Tracked headers** ([`DEFAULT_TRACKED_HEADERS`]): the content type is compared by value
 //!   (its media type), the others by presence.
 //!
@@ -70,8 +76,8 @@
 //! | `became-null` | `nullability_changed` | breaking | a value becomes `null` |
 //! | `became-non-null` | `nullability_changed` | info | a `null` becomes a value |
 //! | `value-changed` | `changed` | info | full mode: a leaf value changed within its type (`1.0` equals `1.00`) |
-//! | `keyed-item-removed` | `removed` | warning | full mode: an item paired by identity key is gone |
-//! | `keyed-item-added` | `added` | info | full mode: an item paired by identity key is new |
+//! | `keyed-item-removed` | `removed` | warning | full mode: an item paired by identity key is gone (key `.`, either mode: a value is held fewer times) |
+//! | `keyed-item-added` | `added` | info | full mode: an item paired by identity key is new (key `.`, either mode: a value is held more times) |
 //! | `element-removed` | `removed` | warning | full mode, items paired by position: the array is shorter |
 //! | `element-added` | `added` | info | full mode, items paired by position: the array is longer |
 //! | `text-body-changed` | `changed` | info | full mode: a non-JSON body's SHA-256 differs |
@@ -108,8 +114,9 @@
 //!   [`InputError`]). [`JsonType`], [`type_of`] and [`type_name`] name JSON types the way the
 //!   changes do; [`Num`] is a number as a tree holds it.
 //! * **Options.** [`Options`] holds the mode, the ignore patterns ([`IgnorePattern`]), the tracked
-//!   headers and the identity keys and rules ([`IdentityRule`]); a pattern or rule that cannot be
-//!   used is a [`PatternError`] (see [`PatternKind`], [`PatternSeg`]).
+//!   headers, the identity keys and rules ([`IdentityRule`]) and the severity overrides
+//!   ([`OverrideRule`], [`OverrideSeverity`]); a pattern, rule or override that cannot be used is
+//!   a [`PatternError`] (see [`PatternKind`], [`PatternSeg`]).
 //! * **Reports.** A [`Report`] holds the changes in a fixed order (status, tracked headers, then
 //!   the body in document order) and their [`Counts`]; [`Report::to_json`] writes it as JSON with
 //!   numbers exactly as the documents spelled them. [`group_changes`] gathers the changes of many
@@ -160,6 +167,7 @@ mod node;
 mod normalise;
 mod number;
 mod openapi;
+mod overrides;
 mod parse;
 mod path;
 mod pattern;
@@ -170,10 +178,13 @@ mod snapshot;
 mod volatile;
 mod yaml_guard;
 
-pub use apidrift_model::{ChangeType, DiffChange, DiffMode, Severity};
+pub use apidrift_model::{
+    ChangeType, DiffChange, DiffMode, OverrideSeverity, Severity, SeverityOverride,
+};
 pub use engine::{is_json_media_type, media_type};
 pub use node::{Json, JsonNode, JsonType, Num, type_name, type_of};
 pub use normalise::{NormalisedPath, normalise_path};
+pub use overrides::OverrideRule;
 pub use parse::{MAX_DEPTH, ParseError, parse};
 pub use pattern::{IdentityRule, IgnorePattern, PatternError, PatternKind, PatternSeg};
 pub use report::{ChangeGroup, Counts, Report, change_id, group_changes};
@@ -241,6 +252,10 @@ pub struct Options {
     /// Identity rules: at an array whose path matches a rule's pattern, the rule's key replaces
     /// `identity_keys` (the first matching rule wins).
     pub identity_rules: Vec<IdentityRule>,
+    /// Severity overrides, applied to each change after the ignore patterns: the first override
+    /// of the change's rule whose path matches gives its severity, or drops it. The counts
+    /// and [`Report::max_severity`] follow.
+    pub severity_overrides: Vec<OverrideRule>,
 }
 
 impl Default for Options {
@@ -257,6 +272,7 @@ impl Default for Options {
                 .map(|s| (*s).to_owned())
                 .collect(),
             identity_rules: Vec::new(),
+            severity_overrides: Vec::new(),
         }
     }
 }
@@ -281,6 +297,14 @@ impl Options {
     #[must_use]
     pub fn with_identity_rule(mut self, rule: IdentityRule) -> Options {
         self.identity_rules.push(rule);
+        self
+    }
+
+    /// These options with one more severity override (after those already given: the first
+    /// matching override wins).
+    #[must_use]
+    pub fn with_severity_override(mut self, rule: OverrideRule) -> Options {
+        self.severity_overrides.push(rule);
         self
     }
 

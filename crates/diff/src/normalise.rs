@@ -75,5 +75,9 @@ mod tests {
         assert_eq!(normalise_path("status").path, "status");
         assert_eq!(normalise_path("headers.etag").path, "headers.etag");
         assert_eq!(normalise_path("$").path, "$");
+        // Items paired by their own value (identity key `.`).
+        let n = normalise_path("$.tags[.=\"a b\"]");
+        assert_eq!(n.path, "$.tags[]");
+        assert_eq!(n.selectors, vec!["[.=\"a b\"]".to_owned()]);
     }
 }

@@ -83,6 +83,20 @@ pub(crate) fn tokens_equal(a: &str, b: &str) -> bool {
     a == b || canonical(a) == canonical(b)
 }
 
+/// A text equal for two tokens exactly when [`tokens_equal`] says they are equal (`1.0`, `1.00`
+/// and `10e-1` give the same text): a hash key for numbers.
+pub(crate) fn canonical_text(token: &str) -> String {
+    let c = canonical(token);
+    let mut out = String::with_capacity(c.digits.len() + 8);
+    if c.negative {
+        out.push('-');
+    }
+    out.extend(c.digits.iter().map(|&d| char::from(d)));
+    out.push('e');
+    out.push_str(&c.exponent.to_string());
+    out
+}
+
 /// Numeric ordering of two canonical numbers, used by tests.
 #[cfg(test)]
 fn compare(a: &str, b: &str) -> std::cmp::Ordering {
@@ -147,6 +161,26 @@ mod tests {
         assert!(!tokens_equal("1.5", "1.50001"));
         assert!(!tokens_equal("-1", "1"));
         assert!(!tokens_equal("1e3", "1e4"));
+    }
+
+    #[test]
+    fn canonical_texts_are_equal_exactly_for_equal_numbers() {
+        let same = [
+            ("1", "1.0"),
+            ("1.0", "1.00"),
+            ("1e3", "1000.0"),
+            ("0.5", "5e-1"),
+            ("-0", "0"),
+            ("0.0", "-0e10"),
+            ("-12.50", "-1.25e1"),
+        ];
+        for (a, b) in same {
+            assert_eq!(canonical_text(a), canonical_text(b), "{a} {b}");
+        }
+        let different = [("1", "-1"), ("1e3", "1e4"), ("1.5", "1.50001"), ("10", "1")];
+        for (a, b) in different {
+            assert_ne!(canonical_text(a), canonical_text(b), "{a} {b}");
+        }
     }
 
     #[test]

@@ -17,19 +17,26 @@ pub(crate) enum Seg<'a> {
     Merged,
 }
 
-/// The value of an identity key: a string or a number.
+/// The value of an identity key: a string or a number; for items paired by their own value
+/// (identity key `.`), also a boolean or `null`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum IdentValue<'a> {
     Str(&'a str),
     Num(Num<'a>),
+    Bool(bool),
+    Null,
 }
 
 impl IdentValue<'_> {
-    /// The text the path shows (`42` and `"42"` both show `42`).
+    /// The text the path shows (`42` and `"42"` both show `42`, `true` and `"true"` both
+    /// `true`).
     pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
         match self {
             IdentValue::Str(s) => std::borrow::Cow::Borrowed(s),
             IdentValue::Num(n) => n.text(),
+            IdentValue::Bool(true) => std::borrow::Cow::Borrowed("true"),
+            IdentValue::Bool(false) => std::borrow::Cow::Borrowed("false"),
+            IdentValue::Null => std::borrow::Cow::Borrowed("null"),
         }
     }
 }
@@ -177,6 +184,25 @@ mod tests {
             value: IdentValue::Num(Num::Token("1e+5")),
         };
         assert_eq!(render(&[], Some(num)), "$[id=\"1e+5\"]");
+        // Items paired by their own value (identity key `.`).
+        let by_value = |value| Seg::Ident { key: ".", value };
+        let tags = [Seg::Key("tags")];
+        assert_eq!(
+            render(&tags, Some(by_value(IdentValue::Str("beta")))),
+            "$.tags[.=beta]"
+        );
+        assert_eq!(
+            render(&tags, Some(by_value(IdentValue::Str("a b")))),
+            "$.tags[.=\"a b\"]"
+        );
+        assert_eq!(
+            render(&tags, Some(by_value(IdentValue::Bool(false)))),
+            "$.tags[.=false]"
+        );
+        assert_eq!(
+            render(&tags, Some(by_value(IdentValue::Null))),
+            "$.tags[.=null]"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::path::{IdentValue, Seg};
 
-/// Why an ignore pattern or an identity rule cannot be used. Its `Display` is one line naming
+/// Why an ignore pattern, an identity rule or a severity override cannot be used. Its `Display` is one line naming
 /// the pattern (`invalid ignore pattern "meta": a pattern starts with ...`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} {pattern:?}: {reason}")]
@@ -26,6 +26,8 @@ pub enum PatternKind {
     Ignore,
     /// An `identityKeys` entry / `--identity-key`.
     Identity,
+    /// A `severityOverrides` entry / `--severity`.
+    SeverityOverride,
 }
 
 impl std::fmt::Display for PatternKind {
@@ -33,6 +35,7 @@ impl std::fmt::Display for PatternKind {
         f.write_str(match self {
             PatternKind::Ignore => "ignore pattern",
             PatternKind::Identity => "identity rule",
+            PatternKind::SeverityOverride => "severity override",
         })
     }
 }
@@ -190,17 +193,35 @@ impl IgnorePattern {
     }
 }
 
+/// The identity key that pairs array items by their own value (`$.tags=.`).
+pub(crate) const BY_VALUE: &str = ".";
+
 /// An identity rule: at an array whose path matches `pattern` (ignore-pattern syntax, matched
 /// against the array's own path, not its descendants), items are paired by `key` instead of the
 /// default key list. The key's values must still be strings or numbers unique within each array,
 /// else the array is paired by position.
 ///
+/// The key `.` pairs the items of an array of scalars (strings, numbers, booleans, `null`) by
+/// their own value, as a multiset, in both modes: a reordered list is no change, and each value
+/// whose count went down or up is one `keyed-item-removed` or `keyed-item-added` change at
+/// `[.=value]` (`$.tags[.=beta]`). In full mode an array with an object or array item is paired
+/// by position; schema mode pairs only arrays that are not inside another array (whose items it
+/// merges).
+///
 /// ```
-/// use apidrift_diff::IdentityRule;
+/// use apidrift_diff::{DiffMode, IdentityRule, Options, diff_bodies};
 /// let rule = IdentityRule::parse("$..lines.data", "id").unwrap();
 /// assert_eq!(rule.to_string(), "$..lines.data=id");
 /// assert_eq!("$.commits=sha".parse::<IdentityRule>().unwrap().key(), "sha");
 /// assert!(IdentityRule::parse("status", "id").is_err());
+///
+/// let before = serde_json::json!({"tags": ["a", "b", "c"]});
+/// let after = serde_json::json!({"tags": ["c", "a", "d"]});
+/// let options = Options::with_mode(DiffMode::Full)
+///     .with_identity_rule(IdentityRule::parse("$.tags", ".").unwrap());
+/// let report = diff_bodies(&before, &after, &options).unwrap();
+/// let paths: Vec<&str> = report.changes.iter().map(|c| c.path.as_str()).collect();
+/// assert_eq!(paths, ["$.tags[.=b]", "$.tags[.=d]"]); // removed, added
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdentityRule {
@@ -234,10 +255,10 @@ impl IdentityRule {
                 "the key after `=` is missing (e.g. `$.commits=sha`)".into(),
             ));
         }
-        if !crate::path::is_plain_key(key) {
+        if key != BY_VALUE && !crate::path::is_plain_key(key) {
             return Err(fail(format!(
                 "the key {key:?} must be a member name of letters, digits, `_` and `-`, \
-                 starting with a letter or `_`"
+                 starting with a letter or `_`, or `.` to pair the items by their own value"
             )));
         }
         Ok(IdentityRule {
@@ -438,7 +459,8 @@ fn bracket(s: &str) -> Result<(PatternSeg, &str), String> {
         })?;
         return Ok((PatternSeg::Index(index), &inner[close + 1..]));
     }
-    if head.is_empty() || !crate::path::is_plain_key(head) {
+    // `[.=value]`: an item paired by its own value (identity key `.`).
+    if head != "." && (head.is_empty() || !crate::path::is_plain_key(head)) {
         return Err(format!("invalid identity key {head:?} in `[key=value]`"));
     }
     let after = &inner[close + 1..];
@@ -584,6 +606,39 @@ mod tests {
     }
 
     #[test]
+    fn items_paired_by_value_are_named_by_dot() -> Result<(), PatternError> {
+        let rule = IdentityRule::parse_spec("$.tags=.")?;
+        assert_eq!((rule.pattern(), rule.key()), ("$.tags", "."));
+        let beta = Seg::Ident {
+            key: ".",
+            value: IdentValue::Str("beta"),
+        };
+        let yes = Seg::Ident {
+            key: ".",
+            value: IdentValue::Bool(true),
+        };
+        assert!(matches("$.tags[.=beta]", &[Seg::Key("tags"), beta]));
+        assert!(matches("$.tags[]", &[Seg::Key("tags"), beta]));
+        assert!(!matches("$.tags[.=gamma]", &[Seg::Key("tags"), beta]));
+        assert!(!matches("$.tags[id=beta]", &[Seg::Key("tags"), beta]));
+        assert!(matches("$.tags[.=true]", &[Seg::Key("tags"), yes]));
+        assert!(matches(
+            "$.t[.=\"a b\"]",
+            &[
+                Seg::Key("t"),
+                Seg::Ident {
+                    key: ".",
+                    value: IdentValue::Str("a b")
+                }
+            ]
+        ));
+        for bad in ["$.t[..=a]", "$.t[.a=b]", "$.t[.=a b]"] {
+            assert!(IgnorePattern::parse(bad).is_err(), "{bad}");
+        }
+        Ok(())
+    }
+
+    #[test]
     fn bad_identity_rules_give_one_line_errors() {
         for (pattern, key) in [
             ("commits", "sha"),
@@ -594,6 +649,8 @@ mod tests {
             ("$.commits", "a b"),
             ("$.commits", "1x"),
             ("$.commits", "a]"),
+            ("$.commits", ".."),
+            ("$.commits", ".sha"),
         ] {
             let err = IdentityRule::parse(pattern, key).err();
             let text = err.map(|e| e.to_string()).unwrap_or_default();

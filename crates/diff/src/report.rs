@@ -2,6 +2,7 @@
 //! and the JSON rendering (which writes numbers exactly as the documents spelled them).
 
 use crate::Options;
+use crate::overrides::{At, apply};
 use crate::path::Seg;
 use crate::rules::Rule;
 use apidrift_model::{ChangeType, DiffChange, Severity};
@@ -332,7 +333,8 @@ pub(crate) trait Sink {
 /// `[]`), ignored changes included: what full mode's merged-shape pass checks coverage against.
 pub(crate) type Coverage = HashMap<String, Severity, foldhash::fast::RandomState>;
 
-/// Collects changes: applies the ignore patterns, renders paths and ids, counts.
+/// Collects changes: applies the ignore patterns and the severity overrides, renders paths and
+/// ids, counts.
 pub(crate) struct Emitter<'o> {
     options: &'o Options,
     changes: Vec<DiffChange>,
@@ -381,14 +383,22 @@ impl<'o> Emitter<'o> {
         if self.options.ignore.iter().any(|p| p.matches_status()) {
             return;
         }
-        self.push("status".to_owned(), pending);
+        let Some(severity) = apply(&self.options.severity_overrides, pending.rule, At::Status)
+        else {
+            return;
+        };
+        self.push("status".to_owned(), pending, severity);
     }
 
     pub(crate) fn header(&mut self, name: &str, pending: Pending) {
         if self.options.ignore.iter().any(|p| p.matches_header(name)) {
             return;
         }
-        self.push(format!("headers.{name}"), pending);
+        let at = At::Header(name);
+        let Some(severity) = apply(&self.options.severity_overrides, pending.rule, at) else {
+            return;
+        };
+        self.push(format!("headers.{name}"), pending, severity);
     }
 
     pub(crate) fn body(&mut self, path: &[Seg<'_>], last: Option<Seg<'_>>, pending: Pending) {
@@ -408,10 +418,14 @@ impl<'o> Emitter<'o> {
         {
             return;
         }
-        self.push(crate::path::render(path, last), pending);
+        let at = At::Body(path, last);
+        let Some(severity) = apply(&self.options.severity_overrides, pending.rule, at) else {
+            return;
+        };
+        self.push(crate::path::render(path, last), pending, severity);
     }
 
-    fn push(&mut self, path: String, p: Pending) {
+    fn push(&mut self, path: String, p: Pending, severity: Severity) {
         let change_type = p.rule.change_type();
         let (old_value, old_exact) = split(p.old);
         let (new_value, new_exact) = split(p.new);
@@ -426,7 +440,7 @@ impl<'o> Emitter<'o> {
             id: change_id(&path, change_type),
             path,
             change_type,
-            severity: p.rule.severity(),
+            severity,
             message: p.message,
             old_value,
             new_value,

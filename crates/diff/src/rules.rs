@@ -2,6 +2,17 @@
 
 use apidrift_model::{ChangeType, Severity};
 
+/// Where a rule's changes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `status`.
+    Status,
+    /// `headers.<name>`.
+    Header,
+    /// A body path (`$…`).
+    Body,
+}
+
 /// One row of the severity table (see the crate documentation). Every change the engine emits
 /// comes from exactly one rule, which fixes its type and severity.
 ///
@@ -125,6 +136,30 @@ impl Rule {
             Rule::DeprecationDisappeared => "deprecation-disappeared",
             Rule::HeaderPresence => "header-presence",
             Rule::ContractViolation => "contract-violation",
+        }
+    }
+
+    /// The rule with this id (`"field-added"`), if there is one.
+    ///
+    /// ```
+    /// use apidrift_diff::Rule;
+    /// assert_eq!(Rule::from_id("field-added"), Some(Rule::FieldAdded));
+    /// assert_eq!(Rule::from_id("added"), None);
+    /// ```
+    pub fn from_id(id: &str) -> Option<Rule> {
+        Rule::ALL.iter().copied().find(|r| r.id() == id)
+    }
+
+    /// Where the changes of this rule are: at `status`, at a tracked header or in the body.
+    pub(crate) const fn place(self) -> Place {
+        match self {
+            Rule::StatusLeft2xx | Rule::NoResponse | Rule::StatusChanged => Place::Status,
+            Rule::ContentTypeNotJson
+            | Rule::ContentTypeChanged
+            | Rule::DeprecationAppeared
+            | Rule::DeprecationDisappeared
+            | Rule::HeaderPresence => Place::Header,
+            _ => Place::Body,
         }
     }
 

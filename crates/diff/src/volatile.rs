@@ -36,8 +36,10 @@ pub enum VolatileError {
 /// `$.rows[0].ts`) that [`IgnorePattern::parse`](crate::IgnorePattern::parse) accepts.
 ///
 /// Each sample is compared with the first in full mode with `options`' identity keys, identity
-/// rules and ignore patterns (a shape difference under an ignored path is no error); `mode` is
-/// ignored. Fewer than two samples give no paths.
+/// rules, ignore patterns and severity overrides (a shape difference under an ignored path, or
+/// dropped by an `ignore` override, is no error); `mode` is ignored. Under an identity rule with
+/// the key `.`, a value that appears in or disappears from such a list between samples is a
+/// shape difference, as an identity-keyed item is. Fewer than two samples give no paths.
 ///
 /// ```
 /// use apidrift_diff::{Options, volatile_paths};

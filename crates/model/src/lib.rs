@@ -44,6 +44,9 @@
 //! * Write-only, secret-bearing input: [`EndpointAuth`] and [`SecretString`], which deserialise
 //!   but cannot be serialised and print `***` in `Debug`, so a credential cannot be echoed by
 //!   accident.
+//! * Severity overrides: [`SeverityOverride`] (`{"rule", "path"?, "severity"}`, with
+//!   [`OverrideSeverity`]) and the checks of a `severityOverrides` list
+//!   ([`SeverityOverride::parse_list`]).
 //! * [`validate`]: the rules of `POST /endpoints`, as pure functions a client can run before
 //!   sending ([`validate::validate_entry`]).
 //! * [`net`]: the outbound-address policy (which hosts the service refuses to fetch).
@@ -87,11 +90,11 @@
 //!
 //! Until 1.0, a breaking change bumps the minor version (0.1 → 0.2); `CHANGELOG.md` lists every
 //! change. Enumerations that will grow ([`Severity`], [`ChangeType`], [`Health`], [`AuthType`],
-//! [`Plan`], [`validate::Credential`]) and the error types are `#[non_exhaustive]`: a new variant is
-//! not a breaking change, so a `match` on them needs a `_` arm. [`HttpMethod`], [`Frequency`],
-//! [`DiffMode`], [`Scope`] and [`Role`] are closed sets whose every consumer must handle a new
-//! value (a new scope or role changes what a token may do), so adding one would be a breaking
-//! change. The response structs have public fields and are exhaustive, so that tests can build
+//! [`Plan`], [`validate::Credential`], [`OverrideSeverity`]) and the error types are
+//! `#[non_exhaustive]`: a new variant is not a breaking change, so a `match` on them needs a `_`
+//! arm. [`HttpMethod`], [`Frequency`], [`DiffMode`], [`Scope`] and [`Role`] are closed sets
+//! whose every consumer must handle a new value (a new scope or role changes what a token may
+//! do), so adding one would be a breaking change. The response structs have public fields and are exhaustive, so that tests can build
 //! them; a new field is a breaking change for code that builds them with a struct literal.
 
 #![deny(missing_docs)]
@@ -100,6 +103,7 @@ mod diff;
 mod endpoint;
 mod enums;
 pub mod net;
+mod overrides;
 pub mod sealed;
 mod secret;
 pub mod timestamp;
@@ -116,6 +120,7 @@ pub use endpoint::{
 pub use enums::{
     AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
 };
+pub use overrides::{OverrideSeverity, SeverityOverride};
 pub use secret::SecretString;
 
 /// The timestamp type of the wire types (from `time`), re-exported so integrators use the same

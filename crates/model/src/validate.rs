@@ -196,8 +196,8 @@ pub struct NewEndpoint {
     /// Path patterns whose changes are dropped (`$.meta.requestId`, `status`,
     /// `headers.<name>`).
     pub ignore_paths: Vec<String>,
-    /// Identity rules of full mode: array path pattern (`$.commits`, `$..lines.data`) → the
-    /// member that pairs its items (`sha`). Checked here for form only; the service parses the
+    /// Identity rules: array path pattern (`$.commits`, `$..lines.data`) → the member that
+    /// pairs its items in full mode (`sha`), or `.` to pair them by their own value. Checked here for form only; the service parses the
     /// patterns with the diff engine.
     pub identity_keys: BTreeMap<String, String>,
     /// Extra request headers, sealed like credentials.
@@ -705,7 +705,8 @@ fn identity_keys(map: &Map<String, Value>) -> Result<BTreeMap<String, String>, S
                 "{name}: the member name is longer than {MAX_IDENTITY_KEY_CHARS} characters"
             ));
         }
-        if !is_member_name(key) {
+        // `.` pairs the items by their own value (an array of strings, numbers, booleans).
+        if key != "." && !is_member_name(key) {
             return Err(format!(
                 "{name}: the member name must be letters, digits, _ and -, starting with a letter or _"
             ));
@@ -790,6 +791,30 @@ mod tests {
                 .unwrap_or_default();
             assert!(err.starts_with("h: must not contain"), "{bad:?}: {err}");
             assert!(!err.contains(bad), "the value is never quoted: {err:?}");
+        }
+    }
+
+    #[test]
+    fn identity_key_dot_pairs_items_by_value() {
+        let entry = serde_json::json!({
+            "name": "n",
+            "url": "https://example.com/",
+            "identityKeys": {"$.tags": ".", "$.commits": "sha"},
+        });
+        let ok = validate_entry(&entry, &AllowList::default()).map(|e| e.identity_keys);
+        let expected: BTreeMap<String, String> = [("$.commits", "sha"), ("$.tags", ".")]
+            .into_iter()
+            .map(|(p, k)| (p.to_owned(), k.to_owned()))
+            .collect();
+        assert_eq!(ok, Ok(expected));
+        for bad in ["..", ".a", "a."] {
+            let entry = serde_json::json!({
+                "name": "n", "url": "https://example.com/", "identityKeys": {"$.tags": bad},
+            });
+            assert!(
+                validate_entry(&entry, &AllowList::default()).is_err(),
+                "{bad}"
+            );
         }
     }
 

@@ -484,6 +484,163 @@ fn identity_keys_pair_items_and_bad_rules_exit_2() -> R {
     Ok(())
 }
 
+#[test]
+fn severity_overrides_decide_the_exit_code() -> R {
+    let d = Dir::new("severity")?;
+    let a = d.file("a.json", r#"{"id":1,"email":"a@example.com"}"#)?;
+    let b = d.file(
+        "b.json",
+        r#"{"id":1,"plan":"pro","debug":{"t":1},"email":"a@example.com"}"#,
+    )?;
+    let c = d.file("c.json", r#"{"id":1}"#)?;
+    let diff = |x: &str, y: &str, extra: &[&str]| {
+        let mut args = vec!["diff", x, y, "--format", "json"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    // Two fields added: info, so the default gate (breaking) passes.
+    let out = diff(&a, &b, &[]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(json_out(&out)?["infoCount"], json!(2));
+    // `added` made breaking: the gate fails, and the summary counts them as breaking.
+    let out = diff(&a, &b, &["--severity", "field-added=breaking"]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    let v = json_out(&out)?;
+    assert_eq!(
+        (&v["breakingCount"], &v["infoCount"], &v["changeCount"]),
+        (&json!(2), &json!(0), &json!(2))
+    );
+    assert_eq!(v["changes"][0]["severity"], json!("breaking"));
+    // The first matching override wins: `$.debug` is hidden, `$.plan` is breaking.
+    let out = diff(
+        &a,
+        &b,
+        &[
+            "--severity",
+            "field-added=$.debug=ignore",
+            "--severity",
+            "field-added=breaking",
+        ],
+    );
+    assert_eq!(code(&out), Some(1));
+    let v = json_out(&out)?;
+    assert_eq!(v["changeCount"], json!(1));
+    assert_eq!(v["changes"][0]["path"], json!("$.plan"));
+    // `--fail-on` reads the overridden severity too.
+    let out = diff(
+        &a,
+        &b,
+        &["--severity", "field-added=warning", "--fail-on", "warning"],
+    );
+    assert_eq!(code(&out), Some(1));
+    let out = diff(
+        &a,
+        &b,
+        &["--severity", "field-added=info", "--fail-on", "warning"],
+    );
+    assert_eq!(code(&out), Some(0));
+    // A removed field is breaking; `ignore` on its path hides it, and the gate passes.
+    let out = diff(&a, &c, &[]);
+    assert_eq!(code(&out), Some(1));
+    let out = diff(&a, &c, &["--severity", "field-removed=$.email=ignore"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(json_out(&out)?["changeCount"], json!(0));
+    // On another path the override does not apply.
+    let out = diff(&a, &c, &["--severity", "field-removed=$.name=ignore"]);
+    assert_eq!(code(&out), Some(1));
+    // The text format shows the overridden severity and summary.
+    let out = run(&["diff", &a, &b, "--severity", "field-added=warning"]);
+    assert_eq!(code(&out), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("WARNING") && !text.contains("INFO"), "{text}");
+    assert!(text.contains("2 warning"), "{text}");
+    Ok(())
+}
+
+#[test]
+fn bad_severity_overrides_exit_2_naming_the_valid_ones() -> R {
+    let d = Dir::new("severity-bad")?;
+    let a = d.file("a.json", "{}")?;
+    for (bad, needles) in [
+        (
+            "added=breaking",
+            &[
+                "unknown rule \"added\"",
+                "field-added",
+                "contract-violation",
+            ][..],
+        ),
+        (
+            "field-added=fatal",
+            &["unknown level \"fatal\"", "info, warning, breaking, ignore"][..],
+        ),
+        ("field-added", &["write RULE=LEVEL or RULE=PATH=LEVEL"][..]),
+        ("field-added=meta=info", &["starts with `$`"][..]),
+        (
+            "status-changed=$.status=info",
+            &["reports changes at `status`"][..],
+        ),
+    ] {
+        let out = run(&["diff", &a, &a, "--severity", bad]);
+        assert_eq!(code(&out), Some(2), "{bad}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains("invalid severity override"), "{bad}: {err}");
+        for needle in needles {
+            assert!(err.contains(needle), "{bad}: {needle} not in {err}");
+        }
+        assert!(stdout(&out).is_empty());
+    }
+    Ok(())
+}
+
+#[test]
+fn identity_key_dot_pairs_a_list_by_value() -> R {
+    let d = Dir::new("by-value")?;
+    let a = d.file("a.json", r#"{"tags":["alpha","beta","gamma"]}"#)?;
+    let b = d.file("b.json", r#"{"tags":["gamma","alpha","beta"]}"#)?;
+    let c = d.file("c.json", r#"{"tags":["gamma","alpha","delta"]}"#)?;
+    let full = |x: &str, y: &str, extra: &[&str]| {
+        let mut args = vec!["diff", x, y, "--mode", "full", "--format", "json"];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    // By position, a reordered list is three value changes.
+    assert_eq!(json_out(&full(&a, &b, &[]))?["changeCount"], json!(3));
+    let out = full(&a, &b, &["--identity-key", "$.tags=.", "--fail-on", "info"]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert_eq!(json_out(&out)?["changeCount"], json!(0));
+    let out = full(
+        &a,
+        &c,
+        &["--identity-key", "$.tags=.", "--fail-on", "warning"],
+    );
+    assert_eq!(code(&out), Some(1));
+    let v = json_out(&out)?;
+    let got: Vec<(&str, &str)> = v["changes"]
+        .as_array()
+        .ok_or("changes")?
+        .iter()
+        .filter_map(|c| Some((c["path"].as_str()?, c["type"].as_str()?)))
+        .collect();
+    assert_eq!(
+        got,
+        [("$.tags[.=beta]", "removed"), ("$.tags[.=delta]", "added")]
+    );
+    // Schema mode pairs by value too.
+    let out = run(&[
+        "diff",
+        &a,
+        &c,
+        "--format",
+        "json",
+        "--identity-key",
+        "$.tags=.",
+    ]);
+    assert_eq!(json_out(&out)?["changeCount"], json!(2));
+    Ok(())
+}
+
 /// `<workspace root>/tests/data/realworld` (licences there).
 fn realworld() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/realworld")
@@ -515,6 +672,35 @@ fn full_mode_gates_the_stripe_invoice_whose_line_items_lost_fields() -> R {
             .filter(|p| p.starts_with("$.lines.data[]."))
             .collect();
         assert_eq!(lost.len(), 7, "{mode}: {lost:?}");
+        // An override on the line items' path hides exactly those seven; the rest stays.
+        let out = run(&[
+            "diff",
+            &a,
+            &b,
+            "--mode",
+            mode,
+            "--format",
+            "json",
+            "--severity",
+            "field-removed=$.lines.data=ignore",
+        ]);
+        let w = json_out(&out)?;
+        let count = |v: &Value| v["changeCount"].as_u64().unwrap_or_default();
+        assert_eq!(count(&w), count(&v) - 7, "{mode}");
+        assert_eq!(
+            w["breakingCount"].as_u64().unwrap_or_default(),
+            v["breakingCount"].as_u64().unwrap_or_default() - 7,
+            "{mode}"
+        );
+        let left = w["changes"].as_array().ok_or("changes")?;
+        assert!(
+            left.iter().all(|c| !(c["type"] == json!("removed")
+                && c["severity"] == json!("breaking")
+                && c["path"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("$.lines.data")))),
+            "{mode}"
+        );
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use super::CliError;
 use super::gate::{FailOn, Format, annotation_file, finish_for, name, read_input};
-use apidrift_diff::{DiffMode, IdentityRule, IgnorePattern, Options, read_document};
+use apidrift_diff::{DiffMode, IdentityRule, IgnorePattern, Options, OverrideRule, read_document};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -34,6 +34,13 @@ pub struct DiffArgs {
     /// position. Repeatable; the first matching rule wins.
     #[arg(long = "identity-key", value_name = "PATTERN=KEY")]
     pub identity_key: Vec<String>,
+    /// Give the changes of rule RULE (a rule id of docs/severity.md, e.g. `field-added`) the
+    /// severity LEVEL (`info`, `warning`, `breaking`, or `ignore` to drop them), at PATH and below
+    /// it when given (ignore-pattern syntax), e.g. `field-added=breaking` or
+    /// `value-changed=$.meta=ignore`. Repeatable; the first matching one wins. The summary and
+    /// the exit code follow.
+    #[arg(long = "severity", value_name = "RULE[=PATH]=LEVEL")]
+    pub severity: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -60,12 +67,19 @@ pub fn run(args: DiffArgs) -> Result<ExitCode, CliError> {
         .map(|spec| IdentityRule::parse_spec(spec))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError(e.to_string()))?;
+    let severity_overrides = args
+        .severity
+        .iter()
+        .map(|spec| OverrideRule::parse_spec(spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError(e.to_string()))?;
     let mut options = Options::with_mode(match args.mode {
         Mode::Schema => DiffMode::Schema,
         Mode::Full => DiffMode::Full,
     });
     options.ignore = ignore;
     options.identity_rules = identity_rules;
+    options.severity_overrides = severity_overrides;
     let old_text = read_input(&args.baseline)?;
     let new_text = read_input(&args.current)?;
     let old =
