@@ -10,8 +10,8 @@ use std::sync::Arc;
 /// Largest request body (D5): 2 MiB.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
-/// The actions a request was let through for (in a request's extensions, once
-/// [`AppState::allow`] passed): one for every route and form of the action table, so a test can
+/// The actions a request was let through for (in a request's extensions, once the action
+/// table's check passed): one for every route and form of the action table, so a test can
 /// see which action a route checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Performed(pub Vec<Action>);

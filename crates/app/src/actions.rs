@@ -66,7 +66,9 @@ pub trait Act: 'static {
 }
 
 macro_rules! table {
-    ($( $(#[$doc:meta])* $name:ident: $scope:expr, $role:ident, $class:ident, $verb:literal; )*) => {
+    ($(
+        $(#[$doc:meta])* $name:ident: $scope:expr, $role:ident, $class:ident, $verb:literal;
+    )*) => {
         /// An action a caller asks for; its [`Rule`] is [`Action::rule`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Action {
@@ -101,7 +103,10 @@ macro_rules! table {
         /// parameter (`Authed<act::ReadEndpoints>`).
         pub mod act {
             $(
-                #[doc = concat!("The action [`", stringify!($name), "`](super::Action::", stringify!($name), ").")]
+                #[doc = concat!(
+                    "The action [`", stringify!($name), "`](super::Action::",
+                    stringify!($name), ")."
+                )]
                 #[derive(Debug)]
                 pub enum $name {}
                 impl crate::actions::Act for $name {

@@ -1,6 +1,7 @@
-//! The OpenAPI import: the console's import page and `POST /api/openapi/parse` (D15, D10, D6): the operations of an OpenAPI 3.0/3.1 document (JSON
-//! or YAML) as candidate endpoints, and with `"import": true` their creation with `authType`
-//! none and their response contracts attached, answering like `POST /endpoints`.
+//! The OpenAPI import: the console's import page and `POST /api/openapi/parse` (D15, D10, D6):
+//! the operations of an OpenAPI 3.0/3.1 document (JSON or YAML) as candidate endpoints, and with
+//! `"import": true` their creation with `authType` none and their response contracts attached,
+//! answering like `POST /endpoints`.
 //!
 //! The candidates and the import are the service's (`apidrift_app::openapi`).
 //!

@@ -1,7 +1,7 @@
 //! The URL probe: the console's probe page and `POST /api/check` (D15), a one-off URL probe for a
-//! signed-in console user (`Service::probe`). The fetch goes through the SSRF-safe client (D14); the answer describes
-//! the response (status, time, content type, size, the inferred shape of a JSON body) and never
-//! returns the body itself.
+//! signed-in console user (`Service::probe`). The fetch goes through the SSRF-safe client (D14);
+//! the answer describes the response (status, time, content type, size, the inferred shape of a
+//! JSON body) and never returns the body itself.
 //!
 //! Order of checks: session (401) → CSRF: same-origin `Origin` and `X-CSRF-Token` (403) → role
 //! member or above (403) → the workspace's `checks` budget (429) → request validation, including

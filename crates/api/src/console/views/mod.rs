@@ -2,8 +2,9 @@
 //! the crate compiles, every interpolated value escaped unless wrapped in `PreEscaped` (used
 //! once, for the constant stylesheet; see [`layout`]).
 //!
-//! Each page is a `render` function from a plain view model, which the handler in
-//! [`super::pages`] builds from store and service data, to [`maud::Markup`]. Views see no
+//! Each page is a `render` function from a plain view model, which the handler of its page
+//! family (a sibling module of [`super::views`], e.g. [`super::tokens`]) builds from the service's
+//! answers, to [`maud::Markup`]. Views see no
 //! session, request, store handle or credential: only what the page shows.
 
 pub mod chart;
