@@ -1,0 +1,206 @@
+//! [`CheckTx`] on PostgreSQL: the primitives of one check's transaction on the connection of a
+//! transaction that [`tx!`] opened (and runs again whole on a deadlock or serialization
+//! failure). The orchestration and its rules are `apidrift_store::run`'s, in the lock order this
+//! adapter needs: the schedule row, then the endpoint row (`checks::insert_check` locks it, so
+//! alert decisions of one endpoint are serialised), the workspace's usage row last so its lock
+//! is held only until the commit. These functions store and fetch.
+
+use crate::alerts::list_webhooks;
+use crate::cached::cached;
+use crate::escape::{read_opt, store_opt, store_text};
+use crate::{Error, Result, checks, not_found, workspaces};
+use apidrift_model::Health;
+use apidrift_store::run::{CheckTx, OutboxEvent, QuotaRefused};
+use apidrift_store::{
+    AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
+    ids_from_text, ids_to_text, new_id,
+};
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// The connection of an open transaction, as a [`CheckTx`].
+pub(crate) struct Tx<'c>(pub(crate) &'c mut AsyncPgConnection);
+
+impl From<QuotaRefused> for Error {
+    fn from(r: QuotaRefused) -> Self {
+        Error::QuotaExhausted {
+            used: r.used,
+            quota: r.quota,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct StateRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    fingerprint: Option<String>,
+    #[diesel(sql_type = Text)]
+    webhook_ids: String,
+}
+
+#[derive(QueryableByName)]
+struct Held {
+    #[diesel(sql_type = Int8)]
+    #[allow(dead_code)]
+    n: i64,
+}
+
+#[async_trait]
+impl CheckTx for Tx<'_> {
+    type Error = Error;
+
+    async fn hold_schedule(&mut self, ws: Uuid, endpoint: Uuid, owner: &str) -> Result<bool> {
+        // The schedule row first, as a claim and `finish_schedule` take it (schedule, then
+        // endpoint): a scheduled run and a delete of its endpoint never wait on each other in
+        // opposite orders.
+        let held: Option<Held> = cached(
+            "SELECT 1::int8 AS n FROM schedules \
+             WHERE workspace_id = $1 AND endpoint_id = $2 AND lease_owner = $3 FOR UPDATE",
+        )
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Text, _>(owner)
+        .get_result(self.0)
+        .await
+        .optional()?;
+        Ok(held.is_some())
+    }
+
+    async fn insert_check(
+        &mut self,
+        ws: Uuid,
+        check: &NewCheck,
+        diff: Option<&NewDiff>,
+        counts: DiffCounts,
+        health: Health,
+    ) -> Result<StoredCheck> {
+        checks::insert_check(self.0, ws, check, diff, counts, health).await
+    }
+
+    async fn alert_state(&mut self, ws: Uuid, endpoint: Uuid) -> Result<AlertState> {
+        let state: Option<StateRow> = cached(
+            "SELECT fingerprint, webhook_ids FROM alert_state \
+             WHERE workspace_id = $1 AND endpoint_id = $2",
+        )
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .get_result(self.0)
+        .await
+        .optional()?;
+        Ok(match state {
+            Some(s) => AlertState {
+                fingerprint: read_opt(s.fingerprint),
+                webhook_ids: ids_from_text(&s.webhook_ids)?,
+            },
+            None => AlertState::default(),
+        })
+    }
+
+    async fn webhooks(&mut self, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+        list_webhooks(self.0, ws).await
+    }
+
+    async fn queue_event(
+        &mut self,
+        ws: Uuid,
+        event: OutboxEvent<'_>,
+        webhook_ids: &[Uuid],
+    ) -> Result<u32> {
+        cached(
+            "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind::<SqlUuid, _>(event.id)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(event.endpoint_id)
+        .bind::<Text, _>(event.kind)
+        .bind::<Text, _>(store_text(event.payload).as_ref())
+        .bind::<Timestamptz, _>(event.created_at)
+        .execute(self.0)
+        .await?;
+        let ids: Vec<Uuid> = webhook_ids.iter().map(|_| new_id()).collect();
+        let n = cached(
+            "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
+             next_attempt_at, created_at) \
+             SELECT d, $2, $3, w, 'pending', 0, $4, $4 FROM unnest($1::uuid[], $5::uuid[]) AS t(d, w)",
+        )
+        .bind::<Array<SqlUuid>, _>(&ids)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(event.id)
+        .bind::<Timestamptz, _>(event.created_at)
+        .bind::<Array<SqlUuid>, _>(webhook_ids)
+        .execute(self.0)
+        .await?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    async fn put_alert_state(
+        &mut self,
+        ws: Uuid,
+        endpoint: Uuid,
+        state: &AlertState,
+        at: OffsetDateTime,
+    ) -> Result<()> {
+        cached(
+            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint_id) DO UPDATE SET \
+             fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
+             updated_at = excluded.updated_at",
+        )
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<Nullable<Text>, _>(store_opt(state.fingerprint.as_deref()))
+        .bind::<Text, _>(ids_to_text(&state.webhook_ids))
+        .bind::<Timestamptz, _>(at)
+        .execute(self.0)
+        .await?;
+        Ok(())
+    }
+
+    async fn check_quota(&mut self, ws: Uuid) -> Result<Option<u32>> {
+        Ok(workspaces::get_workspace(self.0, ws)
+            .await?
+            .ok_or_else(not_found)?
+            .check_quota)
+    }
+
+    async fn take_unit(
+        &mut self,
+        ws: Uuid,
+        month: &str,
+        limit: Option<u32>,
+    ) -> Result<Option<u64>> {
+        workspaces::take_unit(self.0, ws, month, limit).await
+    }
+
+    async fn units_used(&mut self, ws: Uuid, month: &str) -> Result<u64> {
+        workspaces::units_used(self.0, ws, month).await
+    }
+
+    async fn finish_recorded(
+        &mut self,
+        ws: Uuid,
+        endpoint: Uuid,
+        finish: &ScheduleFinish,
+        outcome: &str,
+    ) -> Result<bool> {
+        let n = cached(
+            "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+             runs = runs + 1, lease_until = NULL, lease_owner = NULL \
+             WHERE workspace_id = $4 AND endpoint_id = $5 AND lease_owner = $6",
+        )
+        .bind::<Timestamptz, _>(finish.next_run_at)
+        .bind::<Timestamptz, _>(finish.now)
+        .bind::<Text, _>(store_text(outcome).as_ref())
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Text, _>(&finish.owner)
+        .execute(self.0)
+        .await?;
+        Ok(n > 0)
+    }
+}
