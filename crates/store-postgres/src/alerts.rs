@@ -444,38 +444,37 @@ impl AlertStore for PgStore {
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        // One statement: the claim and the in-flight mark of the claimed endpoints that are not
-        // paused (health `checking` until the lease ends, the health before kept to restore).
-        let rows: Vec<ScheduleRow> = statement!(self, |c| {
-            Ok(cached(
-            "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
-             WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
-               AND (lease_until IS NULL OR lease_until < $1) \
-               ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
-             RETURNING workspace_id, endpoint_id, frequency, next_run_at), \
-             marked AS (UPDATE endpoints e SET \
-               prior_health = CASE WHEN e.health = 'checking' THEN e.prior_health ELSE e.health END, \
-               health = 'checking', checking_until = $2, updated_at = $1 \
-             FROM claimed WHERE e.id = claimed.endpoint_id AND NOT e.paused RETURNING e.id) \
-             SELECT workspace_id, endpoint_id, frequency, next_run_at FROM claimed",
-        )
-        .bind::<Timestamptz, _>(now)
-        .bind::<Timestamptz, _>(lease_until(now, lease))
-        .bind::<Text, _>(owner)
-        .bind::<Int8, _>(i64::from(limit))
-        .load(c)
-        .await?)
-        })?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(ClaimedSchedule {
+        // One transaction: the claim (one statement, `SKIP LOCKED`), then the in-flight mark of
+        // each claimed endpoint (health `checking` until the lease ends, the health before kept
+        // to restore; paused endpoints are skipped, not run). Schedule rows, then endpoint rows:
+        // the lock order of every run.
+        let until = lease_until(now, lease);
+        tx!(self, |c| {
+            let rows: Vec<ScheduleRow> = cached(
+                "UPDATE schedules SET lease_until = $2, lease_owner = $3 \
+                 WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
+                   AND (lease_until IS NULL OR lease_until < $1) \
+                   ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+                 RETURNING workspace_id, endpoint_id, frequency, next_run_at",
+            )
+            .bind::<Timestamptz, _>(now)
+            .bind::<Timestamptz, _>(until)
+            .bind::<Text, _>(owner)
+            .bind::<Int8, _>(i64::from(limit))
+            .load(c)
+            .await?;
+            let mut claimed = Vec::with_capacity(rows.len());
+            for r in rows {
+                store_run::mark_claimed(&mut Tx(c), r.endpoint_id, now, until).await?;
+                claimed.push(ClaimedSchedule {
                     workspace_id: r.workspace_id,
                     endpoint_id: r.endpoint_id,
                     cadence: cadence(&r.frequency)?,
                     next_run_at: r.next_run_at,
-                })
-            })
-            .collect()
+                });
+            }
+            Ok(claimed)
+        })
     }
 
     async fn finish_schedule(
@@ -491,26 +490,26 @@ impl AlertStore for PgStore {
         // The schedule first (the claim's lock order), then the endpoint: a run that recorded
         // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
         // before the claim.
-        let n: One = statement!(self, |c| Ok(cached(
-            "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
-               last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
-               lease_until = NULL, lease_owner = NULL \
-             WHERE endpoint_id = $6 AND lease_owner = $7 RETURNING endpoint_id), \
-             restored AS (UPDATE endpoints e SET health = COALESCE(e.prior_health, 'unknown'), \
-               prior_health = NULL, checking_until = NULL, updated_at = $2 \
-             FROM done WHERE e.id = done.endpoint_id AND e.health = 'checking' RETURNING e.id) \
-             SELECT count(*) AS n FROM done",
-        )
-        .bind::<Timestamptz, _>(next_run_at)
-        .bind::<Timestamptz, _>(now)
-        .bind::<Text, _>(store_text(outcome).as_ref())
-        .bind::<Int8, _>(i64::from(!skipped))
-        .bind::<Int8, _>(i64::from(skipped))
-        .bind::<SqlUuid, _>(endpoint_id)
-        .bind::<Text, _>(owner)
-        .get_result(c)
-        .await?))?;
-        Ok(n.n > 0)
+        tx!(self, |c| {
+            let n = cached(
+                "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+                 runs = runs + $4, skipped = skipped + $5, lease_until = NULL, lease_owner = NULL \
+                 WHERE endpoint_id = $6 AND lease_owner = $7",
+            )
+            .bind::<Timestamptz, _>(next_run_at)
+            .bind::<Timestamptz, _>(now)
+            .bind::<Text, _>(store_text(outcome).as_ref())
+            .bind::<Int8, _>(i64::from(!skipped))
+            .bind::<Int8, _>(i64::from(skipped))
+            .bind::<SqlUuid, _>(endpoint_id)
+            .bind::<Text, _>(owner)
+            .execute(c)
+            .await?;
+            if n > 0 {
+                store_run::restore_after_run(&mut Tx(c), endpoint_id, now).await?;
+            }
+            Ok(n > 0)
+        })
     }
 
     async fn extend_schedule_leases(

@@ -1,4 +1,5 @@
-//! [`CheckTx`] on PostgreSQL: the primitives of one check's transaction on the connection of a
+//! [`CheckTx`] and [`MarkTx`] on PostgreSQL: the primitives of one check's transaction (and of
+//! a run's in-flight mark) on the connection of a
 //! transaction that [`tx!`] opened (and runs again whole on a deadlock or serialization
 //! failure). The orchestration and its rules are `apidrift_store::run`'s, in the lock order this
 //! adapter needs: the schedule row, then the endpoint row (`checks::insert_check` locks it, so
@@ -8,16 +9,17 @@
 use crate::alerts::list_webhooks;
 use crate::cached::cached;
 use crate::escape::{read_opt, store_opt, store_text};
+use crate::rows::micros;
 use crate::{Error, Result, checks, not_found, workspaces};
 use apidrift_model::Health;
-use apidrift_store::run::{CheckTx, OutboxEvent, QuotaRefused};
+use apidrift_store::run::{CheckTx, HealthMark, MarkTx, OutboxEvent, QuotaRefused};
 use apidrift_store::{
     AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
     ids_from_text, ids_to_text, new_id,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -202,5 +204,88 @@ impl CheckTx for Tx<'_> {
         .execute(self.0)
         .await?;
         Ok(n > 0)
+    }
+}
+
+#[derive(QueryableByName)]
+struct MarkRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    health: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    prior_health: Option<String>,
+    #[diesel(sql_type = Bool)]
+    paused: bool,
+}
+
+fn health(column: &str, text: &str) -> Result<Health> {
+    Ok(apidrift_store::parse_enum(column, text)?)
+}
+
+fn prior(text: Option<&str>) -> Result<Option<Health>> {
+    text.map(|t| health("endpoints.prior_health", t))
+        .transpose()
+}
+
+#[async_trait]
+impl MarkTx for Tx<'_> {
+    type Error = Error;
+
+    async fn health_of(&mut self, ws: Option<Uuid>, endpoint: Uuid) -> Result<Option<HealthMark>> {
+        let row: Option<MarkRow> = cached(
+            "SELECT id, health, prior_health, paused FROM endpoints \
+             WHERE id = $1 AND ($2::uuid IS NULL OR workspace_id = $2) FOR UPDATE",
+        )
+        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Nullable<SqlUuid>, _>(ws)
+        .get_result(self.0)
+        .await
+        .optional()?;
+        row.map(|r| {
+            Ok(HealthMark {
+                health: health("endpoints.health", &r.health)?,
+                prior: prior(r.prior_health.as_deref())?,
+                paused: r.paused,
+            })
+        })
+        .transpose()
+    }
+
+    async fn write_health(
+        &mut self,
+        endpoint: Uuid,
+        health: Health,
+        prior: Option<Health>,
+        checking_until: Option<OffsetDateTime>,
+        now: OffsetDateTime,
+    ) -> Result<()> {
+        cached(
+            "UPDATE endpoints SET health = $1, prior_health = $2, checking_until = $3, \
+             updated_at = $4 WHERE id = $5",
+        )
+        .bind::<Text, _>(health.as_str())
+        .bind::<Nullable<Text>, _>(prior.map(Health::as_str))
+        .bind::<Nullable<Timestamptz>, _>(checking_until.map(micros))
+        .bind::<Timestamptz, _>(micros(now))
+        .bind::<SqlUuid, _>(endpoint)
+        .execute(self.0)
+        .await?;
+        Ok(())
+    }
+
+    async fn stale_marks(&mut self, now: OffsetDateTime) -> Result<Vec<(Uuid, Option<Health>)>> {
+        // In id order, so two resets (or a reset and a claim of several) lock alike.
+        let rows: Vec<MarkRow> = cached(
+            "SELECT id, health, prior_health, paused FROM endpoints \
+             WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < $1) \
+             ORDER BY id FOR UPDATE",
+        )
+        .bind::<Timestamptz, _>(micros(now))
+        .load(self.0)
+        .await?;
+        rows.into_iter()
+            .map(|r| Ok((r.id, prior(r.prior_health.as_deref())?)))
+            .collect()
     }
 }

@@ -311,6 +311,9 @@ fn claim_schedules(
     .bind::<BigInt, _>(i64::from(limit))
     .load(c)?;
     let until = lease_until(now, lease);
+    // The same end as a time (saturating too) for the endpoints' marks.
+    let until_at =
+        now.saturating_add(time::Duration::try_from(lease).unwrap_or(time::Duration::MAX));
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         cached("UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?")
@@ -320,19 +323,11 @@ fn claim_schedules(
             .execute(c)?;
         // The in-flight mark, in the claim's transaction (health `checking` until the lease
         // ends, the health before kept to restore); paused endpoints are skipped, not run.
-        cached(
-            "UPDATE endpoints SET \
-             prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
-             health = 'checking', checking_until = ?, updated_at = ? \
-             WHERE id = ? AND NOT paused",
-        )
-        .bind::<BigInt, _>(until)
-        .bind::<BigInt, _>(ts(now))
-        .bind::<Text, _>(&r.endpoint_id)
-        .execute(c)?;
+        let endpoint = parse_id("schedules.endpoint_id", &r.endpoint_id)?;
+        run::now(store_run::mark_claimed(&mut Tx(c), endpoint, now, until_at))?;
         out.push(ClaimedSchedule {
             workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
-            endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
+            endpoint_id: endpoint,
             cadence: cadence(&r.frequency)?,
             next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
         });
@@ -532,14 +527,7 @@ impl AlertStore for SqliteStore {
             if n > 0 {
                 // A run that recorded nothing (skipped, failed) leaves the claim's `checking`:
                 // the health before the claim comes back.
-                cached(
-                    "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
-                     prior_health = NULL, checking_until = NULL, updated_at = ? \
-                     WHERE id = ? AND health = 'checking'",
-                )
-                .bind::<BigInt, _>(ts(now))
-                .bind::<Text, _>(id(endpoint_id))
-                .execute(c)?;
+                run::now(store_run::restore_after_run(&mut Tx(c), endpoint_id, now))?;
             }
             Ok(n > 0)
         })

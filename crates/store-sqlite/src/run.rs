@@ -1,4 +1,5 @@
-//! [`CheckTx`] on SQLite: the primitives of one check's transaction on the connection of a write
+//! [`CheckTx`] and [`MarkTx`] on SQLite: the primitives of one check's transaction (and of a
+//! run's in-flight mark) on the connection of a write
 //! (one savepoint of the writer's `BEGIN IMMEDIATE` transaction, so every writer is serialised
 //! and an error rolls the check back alone). The orchestration and its rules are
 //! `apidrift_store::run`'s; these functions store and fetch. Every step is synchronous, so
@@ -6,17 +7,17 @@
 
 use crate::alerts::list_webhooks;
 use crate::cached::cached;
-use crate::rows::{id, ts};
+use crate::rows::{id, parse_id, ts};
 use crate::{Error, Result, checks, workspaces};
 use apidrift_model::Health;
-use apidrift_store::run::{CheckTx, OutboxEvent, QuotaRefused, run_now};
+use apidrift_store::run::{CheckTx, HealthMark, MarkTx, OutboxEvent, QuotaRefused, run_now};
 use apidrift_store::{
     AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
     ids_from_text, ids_to_text, new_id,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use std::future::Future;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -197,5 +198,90 @@ impl CheckTx for Tx<'_> {
         .bind::<Text, _>(&finish.owner)
         .execute(self.0)?;
         Ok(n > 0)
+    }
+}
+
+#[derive(QueryableByName)]
+struct MarkRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    health: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    prior_health: Option<String>,
+    #[diesel(sql_type = Bool)]
+    paused: bool,
+}
+
+fn health(column: &str, text: &str) -> Result<Health> {
+    Ok(apidrift_store::parse_enum(column, text)?)
+}
+
+fn prior(text: Option<&str>) -> Result<Option<Health>> {
+    text.map(|t| health("endpoints.prior_health", t))
+        .transpose()
+}
+
+#[async_trait]
+impl MarkTx for Tx<'_> {
+    type Error = Error;
+
+    async fn health_of(&mut self, ws: Option<Uuid>, endpoint: Uuid) -> Result<Option<HealthMark>> {
+        // The write already holds the database's write lock: nothing changes the row meanwhile.
+        let row: Option<MarkRow> = cached(
+            "SELECT id, health, prior_health, paused FROM endpoints \
+             WHERE id = ? AND (? IS NULL OR workspace_id = ?)",
+        )
+        .bind::<Text, _>(id(endpoint))
+        .bind::<Nullable<Text>, _>(ws.map(id))
+        .bind::<Nullable<Text>, _>(ws.map(id))
+        .get_result(self.0)
+        .optional()?;
+        row.map(|r| {
+            Ok(HealthMark {
+                health: health("endpoints.health", &r.health)?,
+                prior: prior(r.prior_health.as_deref())?,
+                paused: r.paused,
+            })
+        })
+        .transpose()
+    }
+
+    async fn write_health(
+        &mut self,
+        endpoint: Uuid,
+        health: Health,
+        prior: Option<Health>,
+        checking_until: Option<OffsetDateTime>,
+        now: OffsetDateTime,
+    ) -> Result<()> {
+        cached(
+            "UPDATE endpoints SET health = ?, prior_health = ?, checking_until = ?, updated_at = ? \
+             WHERE id = ?",
+        )
+        .bind::<Text, _>(health.as_str())
+        .bind::<Nullable<Text>, _>(prior.map(Health::as_str))
+        .bind::<Nullable<BigInt>, _>(checking_until.map(ts))
+        .bind::<BigInt, _>(ts(now))
+        .bind::<Text, _>(id(endpoint))
+        .execute(self.0)?;
+        Ok(())
+    }
+
+    async fn stale_marks(&mut self, now: OffsetDateTime) -> Result<Vec<(Uuid, Option<Health>)>> {
+        let rows: Vec<MarkRow> = cached(
+            "SELECT id, health, prior_health, paused FROM endpoints \
+             WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < ?)",
+        )
+        .bind::<BigInt, _>(ts(now))
+        .load(self.0)?;
+        rows.into_iter()
+            .map(|r| {
+                Ok((
+                    parse_id("endpoints.id", &r.id)?,
+                    prior(r.prior_health.as_deref())?,
+                ))
+            })
+            .collect()
     }
 }

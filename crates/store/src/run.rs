@@ -266,6 +266,128 @@ pub async fn record_check_run<T: CheckTx + ?Sized>(
     })
 }
 
+/// The health columns of an endpoint that the in-flight mark of a run reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthMark {
+    pub health: Health,
+    /// The health kept to come back to (`prior_health`), while the endpoint is `checking`.
+    pub prior: Option<Health>,
+    pub paused: bool,
+}
+
+/// The primitives of the in-flight mark of a run (D7, D19), on the connection of an open
+/// transaction. [`begin_checking`], [`mark_claimed`], [`restore_after_run`] and
+/// [`reset_stale_checking`] decide the values ([`rules::prior_for_mark`],
+/// [`rules::health_after_mark`]); the adapter writes them.
+#[async_trait]
+pub trait MarkTx: Send {
+    /// The adapter's error inside the transaction. Any `Err` rolls the transaction back.
+    type Error: From<StoreError> + Send;
+
+    /// The endpoint's [`HealthMark`], its row locked until the end of the transaction
+    /// (PostgreSQL). `None` when the endpoint is missing, or not `workspace_id`'s when given.
+    async fn health_of(
+        &mut self,
+        workspace_id: Option<Uuid>,
+        endpoint_id: Uuid,
+    ) -> Result<Option<HealthMark>, Self::Error>;
+
+    /// Writes the endpoint's `health`, `prior_health`, `checking_until` and `updated_at = now`.
+    async fn write_health(
+        &mut self,
+        endpoint_id: Uuid,
+        health: Health,
+        prior: Option<Health>,
+        checking_until: Option<OffsetDateTime>,
+        now: OffsetDateTime,
+    ) -> Result<(), Self::Error>;
+
+    /// The endpoints still `checking` whose mark ended before `now` (or has no end), with the
+    /// health they kept, their rows locked until the end of the transaction (PostgreSQL).
+    async fn stale_marks(
+        &mut self,
+        now: OffsetDateTime,
+    ) -> Result<Vec<(Uuid, Option<Health>)>, Self::Error>;
+}
+
+async fn mark<T: MarkTx + ?Sized>(
+    tx: &mut T,
+    endpoint_id: Uuid,
+    current: HealthMark,
+    now: OffsetDateTime,
+    until: OffsetDateTime,
+) -> Result<(), T::Error> {
+    let prior = rules::prior_for_mark(current.health, current.prior);
+    tx.write_health(endpoint_id, Health::Checking, prior, Some(until), now)
+        .await
+}
+
+/// [`crate::LifecycleStore::begin_checking`]: health `checking` until `until`, the health before
+/// kept (a second mark keeps the first one's). [`StoreError::NotFound`] when missing.
+pub async fn begin_checking<T: MarkTx + ?Sized>(
+    tx: &mut T,
+    workspace_id: Uuid,
+    endpoint_id: Uuid,
+    now: OffsetDateTime,
+    until: OffsetDateTime,
+) -> Result<(), T::Error> {
+    let current = tx
+        .health_of(Some(workspace_id), endpoint_id)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+    mark(tx, endpoint_id, current, now, until).await
+}
+
+/// The mark a claim of [`crate::AlertStore::claim_schedules`] puts on its endpoint, in the
+/// claim's transaction, until the lease ends: as [`begin_checking`], except that a paused
+/// endpoint is left alone (its run is skipped, not run). Whether it marked.
+pub async fn mark_claimed<T: MarkTx + ?Sized>(
+    tx: &mut T,
+    endpoint_id: Uuid,
+    now: OffsetDateTime,
+    until: OffsetDateTime,
+) -> Result<bool, T::Error> {
+    match tx.health_of(None, endpoint_id).await? {
+        Some(current) if !current.paused => {
+            mark(tx, endpoint_id, current, now, until).await?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The end of a run that recorded nothing (skipped, failed; [`crate::AlertStore::finish_schedule`]):
+/// an endpoint still `checking` gets back the health before the mark.
+pub async fn restore_after_run<T: MarkTx + ?Sized>(
+    tx: &mut T,
+    endpoint_id: Uuid,
+    now: OffsetDateTime,
+) -> Result<(), T::Error> {
+    if let Some(current) = tx.health_of(None, endpoint_id).await?
+        && current.health == Health::Checking
+    {
+        let health = rules::health_after_mark(current.prior);
+        tx.write_health(endpoint_id, health, None, None, now)
+            .await?;
+    }
+    Ok(())
+}
+
+/// [`crate::LifecycleStore::reset_stale_checking`]: every endpoint whose mark outlived its run
+/// gets back the health before it. Returns how many.
+pub async fn reset_stale_checking<T: MarkTx + ?Sized>(
+    tx: &mut T,
+    now: OffsetDateTime,
+) -> Result<u64, T::Error> {
+    let stale = tx.stale_marks(now).await?;
+    for (endpoint_id, prior) in &stale {
+        let health = rules::health_after_mark(*prior);
+        tx.write_health(*endpoint_id, health, None, None, now)
+            .await?;
+    }
+    Ok(stale.len() as u64)
+}
+
 /// Runs to its end, on this thread, a future whose every step is synchronous (the steps of a
 /// [`CheckTx`] over a blocking connection, as SQLite's inside its writer): it is polled once and
 /// must be ready then. A step that waits is [`StoreError::Database`], never a hang.
