@@ -463,16 +463,19 @@ impl AlertStore for PgStore {
             .bind::<Int8, _>(i64::from(limit))
             .load(c)
             .await?;
-            let mut claimed = Vec::with_capacity(rows.len());
-            for r in rows {
-                store_run::mark_claimed(&mut Tx(c), r.endpoint_id, now, until).await?;
-                claimed.push(ClaimedSchedule {
-                    workspace_id: r.workspace_id,
-                    endpoint_id: r.endpoint_id,
-                    cadence: cadence(&r.frequency)?,
-                    next_run_at: r.next_run_at,
-                });
-            }
+            let claimed = rows
+                .into_iter()
+                .map(|r| {
+                    Ok(ClaimedSchedule {
+                        workspace_id: r.workspace_id,
+                        endpoint_id: r.endpoint_id,
+                        cadence: cadence(&r.frequency)?,
+                        next_run_at: r.next_run_at,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let endpoints: Vec<Uuid> = claimed.iter().map(|s| s.endpoint_id).collect();
+            store_run::mark_claimed(&mut Tx(c), &endpoints, now, until).await?;
             Ok(claimed)
         })
     }

@@ -12,7 +12,7 @@ use crate::escape::{read_opt, store_opt, store_text};
 use crate::rows::micros;
 use crate::{Error, Result, checks, not_found, workspaces};
 use apidrift_model::Health;
-use apidrift_store::run::{CheckTx, HealthMark, MarkTx, OutboxEvent, QuotaRefused};
+use apidrift_store::run::{CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused};
 use apidrift_store::{
     AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
     ids_from_text, ids_to_text, new_id,
@@ -232,43 +232,54 @@ fn prior(text: Option<&str>) -> Result<Option<Health>> {
 impl MarkTx for Tx<'_> {
     type Error = Error;
 
-    async fn health_of(&mut self, ws: Option<Uuid>, endpoint: Uuid) -> Result<Option<HealthMark>> {
-        let row: Option<MarkRow> = cached(
+    async fn health_of(
+        &mut self,
+        ws: Option<Uuid>,
+        endpoints: &[Uuid],
+    ) -> Result<Vec<(Uuid, HealthMark)>> {
+        // In id order, so two transactions that lock several endpoints lock them alike.
+        let rows: Vec<MarkRow> = cached(
             "SELECT id, health, prior_health, paused FROM endpoints \
-             WHERE id = $1 AND ($2::uuid IS NULL OR workspace_id = $2) FOR UPDATE",
+             WHERE id = ANY($1) AND ($2::uuid IS NULL OR workspace_id = $2) \
+             ORDER BY id FOR UPDATE",
         )
-        .bind::<SqlUuid, _>(endpoint)
+        .bind::<Array<SqlUuid>, _>(endpoints)
         .bind::<Nullable<SqlUuid>, _>(ws)
-        .get_result(self.0)
-        .await
-        .optional()?;
-        row.map(|r| {
-            Ok(HealthMark {
-                health: health("endpoints.health", &r.health)?,
-                prior: prior(r.prior_health.as_deref())?,
-                paused: r.paused,
+        .load(self.0)
+        .await?;
+        rows.into_iter()
+            .map(|r| {
+                let mark = HealthMark {
+                    health: health("endpoints.health", &r.health)?,
+                    prior: prior(r.prior_health.as_deref())?,
+                    paused: r.paused,
+                };
+                Ok((r.id, mark))
             })
-        })
-        .transpose()
+            .collect()
     }
 
-    async fn write_health(
-        &mut self,
-        endpoint: Uuid,
-        health: Health,
-        prior: Option<Health>,
-        checking_until: Option<OffsetDateTime>,
-        now: OffsetDateTime,
-    ) -> Result<()> {
+    async fn write_health(&mut self, writes: &[HealthWrite], now: OffsetDateTime) -> Result<()> {
+        // One statement for the batch.
+        let ids: Vec<Uuid> = writes.iter().map(|w| w.endpoint_id).collect();
+        let health: Vec<&str> = writes.iter().map(|w| w.health.as_str()).collect();
+        let prior: Vec<Option<&str>> = writes.iter().map(|w| w.prior.map(Health::as_str)).collect();
+        let until: Vec<Option<OffsetDateTime>> = writes
+            .iter()
+            .map(|w| w.checking_until.map(micros))
+            .collect();
         cached(
-            "UPDATE endpoints SET health = $1, prior_health = $2, checking_until = $3, \
-             updated_at = $4 WHERE id = $5",
+            "UPDATE endpoints e SET health = v.health, prior_health = v.prior, \
+             checking_until = v.until, updated_at = $5 \
+             FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[]) \
+               AS v(id, health, prior, until) \
+             WHERE e.id = v.id",
         )
-        .bind::<Text, _>(health.as_str())
-        .bind::<Nullable<Text>, _>(prior.map(Health::as_str))
-        .bind::<Nullable<Timestamptz>, _>(checking_until.map(micros))
+        .bind::<Array<SqlUuid>, _>(&ids)
+        .bind::<Array<Text>, _>(&health)
+        .bind::<Array<Nullable<Text>>, _>(&prior)
+        .bind::<Array<Nullable<Timestamptz>>, _>(&until)
         .bind::<Timestamptz, _>(micros(now))
-        .bind::<SqlUuid, _>(endpoint)
         .execute(self.0)
         .await?;
         Ok(())

@@ -321,17 +321,22 @@ fn claim_schedules(
             .bind::<Text, _>(owner)
             .bind::<Text, _>(&r.endpoint_id)
             .execute(c)?;
-        // The in-flight mark, in the claim's transaction (health `checking` until the lease
-        // ends, the health before kept to restore); paused endpoints are skipped, not run.
-        let endpoint = parse_id("schedules.endpoint_id", &r.endpoint_id)?;
-        run::now(store_run::mark_claimed(&mut Tx(c), endpoint, now, until_at))?;
         out.push(ClaimedSchedule {
             workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
-            endpoint_id: endpoint,
+            endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
             cadence: cadence(&r.frequency)?,
             next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
         });
     }
+    // The in-flight marks, in the claim's transaction (health `checking` until the lease ends,
+    // the health before kept to restore); paused endpoints are skipped, not run.
+    let endpoints: Vec<Uuid> = out.iter().map(|s| s.endpoint_id).collect();
+    run::now(store_run::mark_claimed(
+        &mut Tx(c),
+        &endpoints,
+        now,
+        until_at,
+    ))?;
     Ok(out)
 }
 

@@ -10,7 +10,9 @@ use crate::cached::cached;
 use crate::rows::{id, parse_id, ts};
 use crate::{Error, Result, checks, workspaces};
 use apidrift_model::Health;
-use apidrift_store::run::{CheckTx, HealthMark, MarkTx, OutboxEvent, QuotaRefused, run_now};
+use apidrift_store::run::{
+    CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused, run_now,
+};
 use apidrift_store::{
     AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
     ids_from_text, ids_to_text, new_id,
@@ -226,45 +228,48 @@ fn prior(text: Option<&str>) -> Result<Option<Health>> {
 impl MarkTx for Tx<'_> {
     type Error = Error;
 
-    async fn health_of(&mut self, ws: Option<Uuid>, endpoint: Uuid) -> Result<Option<HealthMark>> {
-        // The write already holds the database's write lock: nothing changes the row meanwhile.
-        let row: Option<MarkRow> = cached(
-            "SELECT id, health, prior_health, paused FROM endpoints \
-             WHERE id = ? AND (? IS NULL OR workspace_id = ?)",
-        )
-        .bind::<Text, _>(id(endpoint))
-        .bind::<Nullable<Text>, _>(ws.map(id))
-        .bind::<Nullable<Text>, _>(ws.map(id))
-        .get_result(self.0)
-        .optional()?;
-        row.map(|r| {
-            Ok(HealthMark {
-                health: health("endpoints.health", &r.health)?,
-                prior: prior(r.prior_health.as_deref())?,
-                paused: r.paused,
-            })
-        })
-        .transpose()
+    async fn health_of(
+        &mut self,
+        ws: Option<Uuid>,
+        endpoints: &[Uuid],
+    ) -> Result<Vec<(Uuid, HealthMark)>> {
+        // The write already holds the database's write lock: nothing changes the rows meanwhile.
+        let mut out = Vec::with_capacity(endpoints.len());
+        for endpoint in endpoints {
+            let row: Option<MarkRow> = cached(
+                "SELECT id, health, prior_health, paused FROM endpoints \
+                 WHERE id = ? AND (? IS NULL OR workspace_id = ?)",
+            )
+            .bind::<Text, _>(id(*endpoint))
+            .bind::<Nullable<Text>, _>(ws.map(id))
+            .bind::<Nullable<Text>, _>(ws.map(id))
+            .get_result(self.0)
+            .optional()?;
+            if let Some(r) = row {
+                let mark = HealthMark {
+                    health: health("endpoints.health", &r.health)?,
+                    prior: prior(r.prior_health.as_deref())?,
+                    paused: r.paused,
+                };
+                out.push((*endpoint, mark));
+            }
+        }
+        Ok(out)
     }
 
-    async fn write_health(
-        &mut self,
-        endpoint: Uuid,
-        health: Health,
-        prior: Option<Health>,
-        checking_until: Option<OffsetDateTime>,
-        now: OffsetDateTime,
-    ) -> Result<()> {
-        cached(
-            "UPDATE endpoints SET health = ?, prior_health = ?, checking_until = ?, updated_at = ? \
-             WHERE id = ?",
-        )
-        .bind::<Text, _>(health.as_str())
-        .bind::<Nullable<Text>, _>(prior.map(Health::as_str))
-        .bind::<Nullable<BigInt>, _>(checking_until.map(ts))
-        .bind::<BigInt, _>(ts(now))
-        .bind::<Text, _>(id(endpoint))
-        .execute(self.0)?;
+    async fn write_health(&mut self, writes: &[HealthWrite], now: OffsetDateTime) -> Result<()> {
+        for w in writes {
+            cached(
+                "UPDATE endpoints SET health = ?, prior_health = ?, checking_until = ?, \
+                 updated_at = ? WHERE id = ?",
+            )
+            .bind::<Text, _>(w.health.as_str())
+            .bind::<Nullable<Text>, _>(w.prior.map(Health::as_str))
+            .bind::<Nullable<BigInt>, _>(w.checking_until.map(ts))
+            .bind::<BigInt, _>(ts(now))
+            .bind::<Text, _>(id(w.endpoint_id))
+            .execute(self.0)?;
+        }
         Ok(())
     }
 

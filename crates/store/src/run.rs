@@ -275,30 +275,38 @@ pub struct HealthMark {
     pub paused: bool,
 }
 
+/// A health write of [`MarkTx::write_health`]: the endpoint's `health`, `prior_health` and
+/// `checking_until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HealthWrite {
+    pub endpoint_id: Uuid,
+    pub health: Health,
+    pub prior: Option<Health>,
+    pub checking_until: Option<OffsetDateTime>,
+}
+
 /// The primitives of the in-flight mark of a run (D7, D19), on the connection of an open
 /// transaction. [`begin_checking`], [`mark_claimed`], [`restore_after_run`] and
 /// [`reset_stale_checking`] decide the values ([`rules::prior_for_mark`],
-/// [`rules::health_after_mark`]); the adapter writes them.
+/// [`rules::health_after_mark`]); the adapter writes them. Batches keep a claim of many
+/// schedules at a few statements.
 #[async_trait]
 pub trait MarkTx: Send {
     /// The adapter's error inside the transaction. Any `Err` rolls the transaction back.
     type Error: From<StoreError> + Send;
 
-    /// The endpoint's [`HealthMark`], its row locked until the end of the transaction
-    /// (PostgreSQL). `None` when the endpoint is missing, or not `workspace_id`'s when given.
+    /// The [`HealthMark`] of each of `endpoint_ids` that exists (and is `workspace_id`'s when
+    /// given), their rows locked until the end of the transaction in id order (PostgreSQL).
     async fn health_of(
         &mut self,
         workspace_id: Option<Uuid>,
-        endpoint_id: Uuid,
-    ) -> Result<Option<HealthMark>, Self::Error>;
+        endpoint_ids: &[Uuid],
+    ) -> Result<Vec<(Uuid, HealthMark)>, Self::Error>;
 
-    /// Writes the endpoint's `health`, `prior_health`, `checking_until` and `updated_at = now`.
+    /// Writes each endpoint's health columns as given, and `updated_at = now`.
     async fn write_health(
         &mut self,
-        endpoint_id: Uuid,
-        health: Health,
-        prior: Option<Health>,
-        checking_until: Option<OffsetDateTime>,
+        writes: &[HealthWrite],
         now: OffsetDateTime,
     ) -> Result<(), Self::Error>;
 
@@ -310,16 +318,22 @@ pub trait MarkTx: Send {
     ) -> Result<Vec<(Uuid, Option<Health>)>, Self::Error>;
 }
 
-async fn mark<T: MarkTx + ?Sized>(
-    tx: &mut T,
-    endpoint_id: Uuid,
-    current: HealthMark,
-    now: OffsetDateTime,
-    until: OffsetDateTime,
-) -> Result<(), T::Error> {
-    let prior = rules::prior_for_mark(current.health, current.prior);
-    tx.write_health(endpoint_id, Health::Checking, prior, Some(until), now)
-        .await
+fn mark(endpoint_id: Uuid, current: HealthMark, until: OffsetDateTime) -> HealthWrite {
+    HealthWrite {
+        endpoint_id,
+        health: Health::Checking,
+        prior: rules::prior_for_mark(current.health, current.prior),
+        checking_until: Some(until),
+    }
+}
+
+fn restore(endpoint_id: Uuid, prior: Option<Health>) -> HealthWrite {
+    HealthWrite {
+        endpoint_id,
+        health: rules::health_after_mark(prior),
+        prior: None,
+        checking_until: None,
+    }
 }
 
 /// [`crate::LifecycleStore::begin_checking`]: health `checking` until `until`, the health before
@@ -331,29 +345,39 @@ pub async fn begin_checking<T: MarkTx + ?Sized>(
     now: OffsetDateTime,
     until: OffsetDateTime,
 ) -> Result<(), T::Error> {
-    let current = tx
-        .health_of(Some(workspace_id), endpoint_id)
+    let (_, current) = tx
+        .health_of(Some(workspace_id), &[endpoint_id])
         .await?
+        .into_iter()
+        .next()
         .ok_or(StoreError::NotFound)?;
-    mark(tx, endpoint_id, current, now, until).await
+    tx.write_health(&[mark(endpoint_id, current, until)], now)
+        .await
 }
 
-/// The mark a claim of [`crate::AlertStore::claim_schedules`] puts on its endpoint, in the
+/// The marks a claim of [`crate::AlertStore::claim_schedules`] puts on its endpoints, in the
 /// claim's transaction, until the lease ends: as [`begin_checking`], except that a paused
-/// endpoint is left alone (its run is skipped, not run). Whether it marked.
+/// endpoint is left alone (its run is skipped, not run). Returns how many were marked.
 pub async fn mark_claimed<T: MarkTx + ?Sized>(
     tx: &mut T,
-    endpoint_id: Uuid,
+    endpoint_ids: &[Uuid],
     now: OffsetDateTime,
     until: OffsetDateTime,
-) -> Result<bool, T::Error> {
-    match tx.health_of(None, endpoint_id).await? {
-        Some(current) if !current.paused => {
-            mark(tx, endpoint_id, current, now, until).await?;
-            Ok(true)
-        }
-        _ => Ok(false),
+) -> Result<usize, T::Error> {
+    if endpoint_ids.is_empty() {
+        return Ok(0);
     }
+    let writes: Vec<HealthWrite> = tx
+        .health_of(None, endpoint_ids)
+        .await?
+        .into_iter()
+        .filter(|(_, current)| !current.paused)
+        .map(|(id, current)| mark(id, current, until))
+        .collect();
+    if !writes.is_empty() {
+        tx.write_health(&writes, now).await?;
+    }
+    Ok(writes.len())
 }
 
 /// The end of a run that recorded nothing (skipped, failed; [`crate::AlertStore::finish_schedule`]):
@@ -363,12 +387,15 @@ pub async fn restore_after_run<T: MarkTx + ?Sized>(
     endpoint_id: Uuid,
     now: OffsetDateTime,
 ) -> Result<(), T::Error> {
-    if let Some(current) = tx.health_of(None, endpoint_id).await?
-        && current.health == Health::Checking
-    {
-        let health = rules::health_after_mark(current.prior);
-        tx.write_health(endpoint_id, health, None, None, now)
-            .await?;
+    let writes: Vec<HealthWrite> = tx
+        .health_of(None, &[endpoint_id])
+        .await?
+        .into_iter()
+        .filter(|(_, current)| current.health == Health::Checking)
+        .map(|(id, current)| restore(id, current.prior))
+        .collect();
+    if !writes.is_empty() {
+        tx.write_health(&writes, now).await?;
     }
     Ok(())
 }
@@ -379,13 +406,16 @@ pub async fn reset_stale_checking<T: MarkTx + ?Sized>(
     tx: &mut T,
     now: OffsetDateTime,
 ) -> Result<u64, T::Error> {
-    let stale = tx.stale_marks(now).await?;
-    for (endpoint_id, prior) in &stale {
-        let health = rules::health_after_mark(*prior);
-        tx.write_health(*endpoint_id, health, None, None, now)
-            .await?;
+    let writes: Vec<HealthWrite> = tx
+        .stale_marks(now)
+        .await?
+        .into_iter()
+        .map(|(id, prior)| restore(id, prior))
+        .collect();
+    if !writes.is_empty() {
+        tx.write_health(&writes, now).await?;
     }
-    Ok(stale.len() as u64)
+    Ok(writes.len() as u64)
 }
 
 /// Runs to its end, on this thread, a future whose every step is synchronous (the steps of a
