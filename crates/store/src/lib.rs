@@ -13,11 +13,13 @@
 //!   [`StoredEndpoint`], [`StoredBaseline`], [`StoredCheck`], [`Page`], filters, …;
 //! * [`StoreError`]: the one error type of every adapter;
 //! * [`new_id`]: the UUIDv7 generator callers use for new rows;
-//! * [`rules`]: the business rules adapters apply inside their transactions (the plan-limit fit,
-//!   health from severity counts, the accept reset, workspace updates), written once;
+//! * [`rules`]: the business rules behind the values adapters write (the plan-limit fit, health
+//!   from severity counts, the accept reset, workspace updates, the health a `checking` mark
+//!   keeps and gives back, the schedule reset), written once;
 //! * [`run`]: one check's transaction written once ([`run::record_check_run`] and its parts)
-//!   over the primitives of [`run::CheckTx`] that each adapter implements: adapters store and
-//!   fetch, the rules (figures, alert planning, the quota decision, a run's finish) stay here;
+//!   over the primitives of [`run::CheckTx`] that each adapter implements, and a run's `checking`
+//!   mark over [`run::MarkTx`]: adapters store and fetch, the rules (figures, alert planning, the
+//!   quota decision, a run's finish, the mark) stay here;
 //! * [`text`]: the one rule for text that reaches a column (monitored content and JSON kept
 //!   faithfully, NUL refused in user input with [`StoreError::InvalidInput`]);
 //! * feature `testkit`: the conformance suite ([`testkit`], with the [`AlertStore`] cases in

@@ -1,8 +1,9 @@
-//! The business rules an adapter needs inside its transactions, written once so the two backends
-//! cannot disagree. Adapters read and write rows; when a write depends on a rule (how many
-//! endpoints fit the plan, which health a check gives, whether an accept resets health, how an
-//! update merges), they ask these pure functions. [`crate::plan_alerts`] (D11) is the same kind
-//! of rule for alerts.
+//! The business rules behind what an adapter writes, written once so the two backends cannot
+//! disagree. Adapters read and write rows; when a write depends on a rule (how many endpoints fit
+//! the plan, which health a check gives, whether an accept resets health, how an update merges,
+//! which health a run's `checking` mark keeps and gives back, whether a schedule row resets), the
+//! value comes from these pure functions, called by the adapter or by the generic steps of
+//! [`crate::run`]. [`crate::plan_alerts`] (D11) is the same kind of rule for alerts.
 
 use crate::{DiffCounts, NewDiff, Workspace, WorkspaceUpdate};
 use apidrift_model::{Cadence, Health};
