@@ -47,7 +47,6 @@ struct StateRow {
 #[derive(QueryableByName)]
 struct Held {
     #[diesel(sql_type = Int8)]
-    #[allow(dead_code)]
     n: i64,
 }
 
@@ -69,7 +68,7 @@ impl CheckTx for Tx<'_> {
         .get_result(self.0)
         .await
         .optional()?;
-        Ok(held.is_some())
+        Ok(held.is_some_and(|h| h.n == 1))
     }
 
     async fn insert_check(

@@ -52,7 +52,6 @@ struct StateRow {
 #[derive(QueryableByName)]
 struct Held {
     #[diesel(sql_type = BigInt)]
-    #[allow(dead_code)]
     n: i64,
 }
 
@@ -71,7 +70,7 @@ impl CheckTx for Tx<'_> {
         .bind::<Text, _>(owner)
         .get_result(self.0)
         .optional()?;
-        Ok(held.is_some())
+        Ok(held.is_some_and(|h| h.n == 1))
     }
 
     async fn insert_check(
