@@ -5,13 +5,14 @@
 
 use crate::cached::cached;
 use crate::escape::{read_opt, read_text, store_opt, store_text};
-use crate::{Error, PgStore, Result, checks, workspaces};
+use crate::run::Tx;
+use crate::{Error, PgStore, Result};
 use apidrift_model::{Cadence, Severity};
+use apidrift_store::run as store_run;
 use apidrift_store::{
-    AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
-    DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
-    QuotaOutcome, RecordedCheck, ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook,
-    WebhookKind, checked_outcome, ids_from_text, ids_to_text, new_id, plan_alerts,
+    AlertDraft, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
+    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
+    ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -72,7 +73,7 @@ fn kind(text: &str) -> Result<WebhookKind, StoreError> {
         .map_err(|e| StoreError::corrupt("webhooks.kind", e))
 }
 
-async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+pub(crate) async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
     let rows: Vec<WebhookRow> = cached(
         "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = $1 ORDER BY created_at, id",
@@ -84,90 +85,6 @@ async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
         .into_iter()
         .map(WebhookRow::into_model)
         .collect::<Result<_, _>>()?)
-}
-
-#[derive(QueryableByName)]
-struct StateRow {
-    #[diesel(sql_type = Nullable<Text>)]
-    fingerprint: Option<String>,
-    #[diesel(sql_type = Text)]
-    webhook_ids: String,
-}
-
-async fn record_alerting(
-    c: &mut Conn,
-    ws: Uuid,
-    check: &NewCheck,
-    diff: Option<&NewDiff>,
-    draft: &AlertDraft,
-) -> Result<(RecordedCheck, u32)> {
-    // record_check locks the endpoint row first, so alert state changes are serialised.
-    let recorded = checks::record_check(c, ws, check, diff).await?;
-    let endpoint = check.endpoint_id;
-    let state: Option<StateRow> = cached(
-        "SELECT fingerprint, webhook_ids FROM alert_state \
-         WHERE workspace_id = $1 AND endpoint_id = $2",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<SqlUuid, _>(endpoint)
-    .get_result(c)
-    .await
-    .optional()?;
-    let state = match state {
-        Some(s) => AlertState {
-            fingerprint: read_opt(s.fingerprint),
-            webhook_ids: ids_from_text(&s.webhook_ids)?,
-        },
-        None => AlertState::default(),
-    };
-    let webhooks = list_webhooks(c, ws).await?;
-    let plan = plan_alerts(&state, draft, &webhooks);
-    let mut queued = 0u32;
-    if let Some((kind, payload)) = &plan.event {
-        let payload = store_text(payload);
-        cached(
-            "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind::<SqlUuid, _>(draft.event_id)
-        .bind::<SqlUuid, _>(ws)
-        .bind::<SqlUuid, _>(endpoint)
-        .bind::<Text, _>(*kind)
-        .bind::<Text, _>(payload.as_ref())
-        .bind::<Timestamptz, _>(draft.created_at)
-        .execute(c)
-        .await?;
-        let ids: Vec<Uuid> = plan.webhook_ids.iter().map(|_| new_id()).collect();
-        let n = cached(
-            "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
-             next_attempt_at, created_at) \
-             SELECT d, $2, $3, w, 'pending', 0, $4, $4 FROM unnest($1::uuid[], $5::uuid[]) AS t(d, w)",
-        )
-        .bind::<Array<SqlUuid>, _>(&ids)
-        .bind::<SqlUuid, _>(ws)
-        .bind::<SqlUuid, _>(draft.event_id)
-        .bind::<Timestamptz, _>(draft.created_at)
-        .bind::<Array<SqlUuid>, _>(&plan.webhook_ids)
-        .execute(c)
-        .await?;
-        queued = u32::try_from(n).unwrap_or(u32::MAX);
-    }
-    if plan.state != state {
-        cached(
-            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint_id) DO UPDATE SET \
-             fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
-             updated_at = excluded.updated_at",
-        )
-        .bind::<SqlUuid, _>(endpoint)
-        .bind::<SqlUuid, _>(ws)
-        .bind::<Nullable<Text>, _>(store_opt(plan.state.fingerprint.as_deref()))
-        .bind::<Text, _>(ids_to_text(&plan.state.webhook_ids))
-        .bind::<Timestamptz, _>(draft.created_at)
-        .execute(c)
-        .await?;
-    }
-    Ok((recorded, queued))
 }
 
 #[derive(QueryableByName)]
@@ -255,46 +172,6 @@ fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// Locks the schedule row of `endpoint` when `owner` holds its lease; false when it does not.
-async fn lock_schedule(c: &mut Conn, ws: Uuid, endpoint: Uuid, owner: &str) -> Result<bool> {
-    let held: Option<One> = cached(
-        "SELECT 1::int8 AS n FROM schedules \
-         WHERE workspace_id = $1 AND endpoint_id = $2 AND lease_owner = $3 FOR UPDATE",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<SqlUuid, _>(endpoint)
-    .bind::<Text, _>(owner)
-    .get_result(c)
-    .await
-    .optional()?;
-    Ok(held.is_some())
-}
-
-/// The finish of a run that recorded its check (the row is locked by [`lock_schedule`]): the
-/// check set the endpoint's health, so only the schedule changes.
-async fn finish_recorded(
-    c: &mut Conn,
-    ws: Uuid,
-    endpoint: Uuid,
-    finish: &ScheduleFinish,
-    outcome: &str,
-) -> Result<()> {
-    cached(
-        "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
-         runs = runs + 1, lease_until = NULL, lease_owner = NULL \
-         WHERE workspace_id = $4 AND endpoint_id = $5 AND lease_owner = $6",
-    )
-    .bind::<Timestamptz, _>(finish.next_run_at)
-    .bind::<Timestamptz, _>(finish.now)
-    .bind::<Text, _>(store_text(outcome).as_ref())
-    .bind::<SqlUuid, _>(ws)
-    .bind::<SqlUuid, _>(endpoint)
-    .bind::<Text, _>(&finish.owner)
-    .execute(c)
-    .await?;
-    Ok(())
-}
-
 #[async_trait]
 impl AlertStore for PgStore {
     async fn create_webhook(&self, new: NewWebhook) -> Result<StoredWebhook, StoreError> {
@@ -345,8 +222,8 @@ impl AlertStore for PgStore {
         diff: Option<NewDiff>,
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError> {
-        tx!(self, |c| record_alerting(
-            c,
+        tx!(self, |c| store_run::record_check_alerting(
+            &mut Tx(c),
             workspace_id,
             &check,
             diff.as_ref(),
@@ -366,34 +243,15 @@ impl AlertStore for PgStore {
         if let Some(f) = &finish {
             apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
         }
-        let result = tx!(@raw self, |c| {
-            // The schedule row first, as a claim and `finish_schedule` take it (schedule, then
-            // endpoint): a scheduled run and a delete of its endpoint never wait on each other
-            // in opposite orders.
-            let held = match &finish {
-                Some(f) => lock_schedule(c, workspace_id, check.endpoint_id, &f.owner).await?,
-                None => false,
-            };
-            let (recorded, alerts_sent) =
-                record_alerting(c, workspace_id, &check, diff.as_ref(), &draft).await?;
-            // The unit last: the usage row is the workspace's hot row, so its lock is held
-            // only until the commit that follows. Exhausted rolls everything back.
-            match workspaces::consume_check_unit(c, workspace_id, check.finished_at).await? {
-                QuotaOutcome::Consumed { .. } => {}
-                QuotaOutcome::Exhausted { used, quota } => {
-                    return Err(Error::QuotaExhausted { used, quota });
-                }
-            }
-            if let Some(f) = finish.as_ref().filter(|_| held) {
-                let outcome = checked_outcome(recorded.counts.changes, alerts_sent);
-                finish_recorded(c, workspace_id, check.endpoint_id, f, &outcome).await?;
-            }
-            Ok(CheckRecording::Recorded {
-                recorded: Box::new(recorded),
-                alerts_sent,
-                schedule_finished: held,
-            })
-        });
+        let result = tx!(@raw self, |c| store_run::record_check_run(
+            &mut Tx(c),
+            workspace_id,
+            &check,
+            diff.as_ref(),
+            &draft,
+            finish.as_ref()
+        )
+        .await);
         match result {
             Ok(r) => Ok(r),
             Err(Error::QuotaExhausted { used, quota }) => {
@@ -586,38 +444,40 @@ impl AlertStore for PgStore {
         limit: u32,
     ) -> Result<Vec<ClaimedSchedule>, StoreError> {
         apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, owner)?;
-        // One statement: the claim and the in-flight mark of the claimed endpoints that are not
-        // paused (health `checking` until the lease ends, the health before kept to restore).
-        let rows: Vec<ScheduleRow> = statement!(self, |c| {
-            Ok(cached(
-            "WITH claimed AS (UPDATE schedules SET lease_until = $2, lease_owner = $3 \
-             WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
-               AND (lease_until IS NULL OR lease_until < $1) \
-               ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
-             RETURNING workspace_id, endpoint_id, frequency, next_run_at), \
-             marked AS (UPDATE endpoints e SET \
-               prior_health = CASE WHEN e.health = 'checking' THEN e.prior_health ELSE e.health END, \
-               health = 'checking', checking_until = $2, updated_at = $1 \
-             FROM claimed WHERE e.id = claimed.endpoint_id AND NOT e.paused RETURNING e.id) \
-             SELECT workspace_id, endpoint_id, frequency, next_run_at FROM claimed",
-        )
-        .bind::<Timestamptz, _>(now)
-        .bind::<Timestamptz, _>(lease_until(now, lease))
-        .bind::<Text, _>(owner)
-        .bind::<Int8, _>(i64::from(limit))
-        .load(c)
-        .await?)
-        })?;
-        rows.into_iter()
-            .map(|r| {
-                Ok(ClaimedSchedule {
-                    workspace_id: r.workspace_id,
-                    endpoint_id: r.endpoint_id,
-                    cadence: cadence(&r.frequency)?,
-                    next_run_at: r.next_run_at,
+        // One transaction: the claim (one statement, `SKIP LOCKED`), then the in-flight mark of
+        // each claimed endpoint (health `checking` until the lease ends, the health before kept
+        // to restore; paused endpoints are skipped, not run). Schedule rows, then endpoint rows:
+        // the lock order of every run.
+        let until = lease_until(now, lease);
+        tx!(self, |c| {
+            let rows: Vec<ScheduleRow> = cached(
+                "UPDATE schedules SET lease_until = $2, lease_owner = $3 \
+                 WHERE endpoint_id IN (SELECT endpoint_id FROM schedules WHERE next_run_at <= $1 \
+                   AND (lease_until IS NULL OR lease_until < $1) \
+                   ORDER BY next_run_at LIMIT $4 FOR UPDATE SKIP LOCKED) \
+                 RETURNING workspace_id, endpoint_id, frequency, next_run_at",
+            )
+            .bind::<Timestamptz, _>(now)
+            .bind::<Timestamptz, _>(until)
+            .bind::<Text, _>(owner)
+            .bind::<Int8, _>(i64::from(limit))
+            .load(c)
+            .await?;
+            let claimed = rows
+                .into_iter()
+                .map(|r| {
+                    Ok(ClaimedSchedule {
+                        workspace_id: r.workspace_id,
+                        endpoint_id: r.endpoint_id,
+                        cadence: cadence(&r.frequency)?,
+                        next_run_at: r.next_run_at,
+                    })
                 })
-            })
-            .collect()
+                .collect::<Result<Vec<_>>>()?;
+            let endpoints: Vec<Uuid> = claimed.iter().map(|s| s.endpoint_id).collect();
+            store_run::mark_claimed(&mut Tx(c), &endpoints, now, until).await?;
+            Ok(claimed)
+        })
     }
 
     async fn finish_schedule(
@@ -633,26 +493,26 @@ impl AlertStore for PgStore {
         // The schedule first (the claim's lock order), then the endpoint: a run that recorded
         // nothing (skipped, failed) leaves the claim's `checking`, which goes back to the health
         // before the claim.
-        let n: One = statement!(self, |c| Ok(cached(
-            "WITH done AS (UPDATE schedules SET next_run_at = $1, last_run_at = $2, \
-               last_outcome = $3, runs = runs + $4, skipped = skipped + $5, \
-               lease_until = NULL, lease_owner = NULL \
-             WHERE endpoint_id = $6 AND lease_owner = $7 RETURNING endpoint_id), \
-             restored AS (UPDATE endpoints e SET health = COALESCE(e.prior_health, 'unknown'), \
-               prior_health = NULL, checking_until = NULL, updated_at = $2 \
-             FROM done WHERE e.id = done.endpoint_id AND e.health = 'checking' RETURNING e.id) \
-             SELECT count(*) AS n FROM done",
-        )
-        .bind::<Timestamptz, _>(next_run_at)
-        .bind::<Timestamptz, _>(now)
-        .bind::<Text, _>(store_text(outcome).as_ref())
-        .bind::<Int8, _>(i64::from(!skipped))
-        .bind::<Int8, _>(i64::from(skipped))
-        .bind::<SqlUuid, _>(endpoint_id)
-        .bind::<Text, _>(owner)
-        .get_result(c)
-        .await?))?;
-        Ok(n.n > 0)
+        tx!(self, |c| {
+            let n = cached(
+                "UPDATE schedules SET next_run_at = $1, last_run_at = $2, last_outcome = $3, \
+                 runs = runs + $4, skipped = skipped + $5, lease_until = NULL, lease_owner = NULL \
+                 WHERE endpoint_id = $6 AND lease_owner = $7",
+            )
+            .bind::<Timestamptz, _>(next_run_at)
+            .bind::<Timestamptz, _>(now)
+            .bind::<Text, _>(store_text(outcome).as_ref())
+            .bind::<Int8, _>(i64::from(!skipped))
+            .bind::<Int8, _>(i64::from(skipped))
+            .bind::<SqlUuid, _>(endpoint_id)
+            .bind::<Text, _>(owner)
+            .execute(c)
+            .await?;
+            if n > 0 {
+                store_run::restore_after_run(&mut Tx(c), endpoint_id, now).await?;
+            }
+            Ok(n > 0)
+        })
     }
 
     async fn extend_schedule_leases(

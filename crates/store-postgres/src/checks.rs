@@ -9,8 +9,7 @@ use crate::rows::{BaselineRow, CheckRow, int, micros};
 use crate::schema::{baselines, checks, diffs, endpoints};
 use apidrift_model::Health;
 use apidrift_store::{
-    NewBaseline, NewCheck, NewDiff, RecordedCheck, StoredBaseline, StoredCheck, changes_to_json,
-    rules,
+    DiffCounts, NewBaseline, NewCheck, NewDiff, StoredBaseline, StoredCheck, changes_to_json,
 };
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -81,12 +80,17 @@ pub async fn active_baseline(
     Ok(row.map(BaselineRow::into_model).transpose()?)
 }
 
-pub async fn record_check(
+/// The check row, its diff (with `counts`) and the endpoint's latest figures (`health`, counts,
+/// `last_checked_at`, `response_time`): the store half of `run::record_check`, which computes the
+/// figures.
+pub async fn insert_check(
     c: &mut Conn,
     ws: Uuid,
     check: &NewCheck,
     diff: Option<&NewDiff>,
-) -> Result<RecordedCheck> {
+    counts: DiffCounts,
+    health: Health,
+) -> Result<StoredCheck> {
     lock_endpoint(c, ws, check.endpoint_id).await?;
     if let Some(baseline) = diff.and_then(|d| d.baseline_id) {
         let found: i64 = baselines::table
@@ -100,7 +104,6 @@ pub async fn record_check(
             return Err(not_found());
         }
     }
-    let (counts, health) = rules::check_figures(diff);
     let row = CheckRow {
         id: check.id,
         workspace_id: ws,
@@ -167,11 +170,7 @@ pub async fn record_check(
     ))
     .execute(c)
     .await?;
-    Ok(RecordedCheck {
-        check: row.into_model()?,
-        counts,
-        health,
-    })
+    Ok(row.into_model()?)
 }
 
 pub async fn get_check(c: &mut Conn, ws: Uuid, check: Uuid) -> Result<Option<StoredCheck>> {

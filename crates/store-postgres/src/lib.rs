@@ -33,6 +33,7 @@ mod lifecycle;
 mod ops;
 mod ratelimits;
 mod rows;
+mod run;
 mod schema;
 mod sealed;
 mod tokens;
@@ -48,9 +49,9 @@ use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
-    PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
-    SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
-    Workspace, WorkspaceUpdate,
+    PageRequest, QuotaUsage, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    WorkspaceUpdate,
 };
 use async_trait::async_trait;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
@@ -315,15 +316,18 @@ impl Store for PgStore {
         plain!(self, |c| workspaces::count_workspaces(c).await)
     }
 
-    async fn consume_check_unit(
+    async fn take_check_unit(
         &self,
         workspace_id: Uuid,
-        now: OffsetDateTime,
-    ) -> Result<QuotaOutcome, StoreError> {
-        tx!(self, |c| workspaces::consume_check_unit(
+        at: OffsetDateTime,
+        limit: Option<u32>,
+    ) -> Result<Option<u64>, StoreError> {
+        let month = apidrift_store::month_key(at);
+        statement!(self, |c| workspaces::take_unit(
             c,
             workspace_id,
-            now
+            &month,
+            limit
         )
         .await)
     }
@@ -566,8 +570,8 @@ impl Store for PgStore {
         check: NewCheck,
         diff: Option<NewDiff>,
     ) -> Result<RecordedCheck, StoreError> {
-        tx!(self, |c| checks::record_check(
-            c,
+        tx!(self, |c| apidrift_store::run::record_check(
+            &mut run::Tx(c),
             workspace_id,
             &check,
             diff.as_ref()

@@ -4,8 +4,10 @@
 use crate::cached::cached;
 use crate::escape::{read_opt, read_text};
 use crate::rows::{EndpointRow, int, micros, strings};
+use crate::run::Tx;
 use crate::schema::endpoints;
 use crate::{Error, PgStore, Result, totals};
+use apidrift_store::run as store_run;
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
     StoredDelivery, StoredEndpoint, text::refuse_nul, to_u16, to_u32,
@@ -98,7 +100,7 @@ async fn update(
     if n != 1 {
         return Err(Error::Store(StoreError::Changed));
     }
-    if before.schedule != ch.schedule {
+    if apidrift_store::rules::resets_schedule(before.schedule, ch.schedule) {
         cached("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
             .bind::<SqlUuid, _>(ws)
             .bind::<SqlUuid, _>(ep)
@@ -400,40 +402,24 @@ impl LifecycleStore for PgStore {
         now: OffsetDateTime,
         until: OffsetDateTime,
     ) -> std::result::Result<(), StoreError> {
-        let mut conn = self.conn().await?;
-        let n = cached(
-            "UPDATE endpoints SET \
-             prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
-             health = 'checking', checking_until = $1, updated_at = $2 \
-             WHERE workspace_id = $3 AND id = $4",
+        tx!(self, |c| store_run::begin_checking(
+            &mut Tx(c),
+            workspace_id,
+            endpoint_id,
+            now,
+            until
         )
-        .bind::<Timestamptz, _>(micros(until))
-        .bind::<Timestamptz, _>(micros(now))
-        .bind::<SqlUuid, _>(workspace_id)
-        .bind::<SqlUuid, _>(endpoint_id)
-        .execute(&mut conn)
-        .await
-        .map_err(|e| StoreError::from(Error::Db(e)))?;
-        if n == 0 {
-            return Err(StoreError::NotFound);
-        }
-        Ok(())
+        .await)
     }
 
     async fn reset_stale_checking(
         &self,
         now: OffsetDateTime,
     ) -> std::result::Result<u64, StoreError> {
-        // Many endpoint rows in one statement: retried when it meets a claim or a delete.
-        let n = statement!(self, |c| Ok(cached(
-            "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
-             prior_health = NULL, checking_until = NULL, updated_at = $1 \
-             WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < $1)",
-        )
-        .bind::<Timestamptz, _>(micros(now))
-        .execute(c)
-        .await?))?;
-        Ok(n as u64)
+        // Many endpoint rows locked in one transaction: retried when it meets a claim or a
+        // delete.
+        tx!(self, |c| store_run::reset_stale_checking(&mut Tx(c), now)
+            .await)
     }
 
     async fn prune_checks(

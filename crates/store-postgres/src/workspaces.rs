@@ -8,8 +8,7 @@ use crate::schema::{check_usage, workspaces};
 use crate::totals::count;
 use crate::{Error, Result};
 use apidrift_store::{
-    NewWorkspace, QuotaOutcome, QuotaUsage, StoreError, Workspace, WorkspaceUpdate, month_key,
-    rules,
+    NewWorkspace, QuotaUsage, StoreError, Workspace, WorkspaceUpdate, month_key, rules,
 };
 use diesel::prelude::*;
 use diesel::sql_types::{Int4, Int8, Nullable, Text, Uuid as SqlUuid};
@@ -96,19 +95,17 @@ struct Used {
     used: i64,
 }
 
-pub async fn consume_check_unit(
+/// The atomic primitive of the quota: one unit more for `month` while the usage is below `limit`
+/// (always when `None`); the usage after it, or `None` at the limit (nothing written).
+pub async fn take_unit(
     c: &mut Conn,
     ws: Uuid,
-    now: OffsetDateTime,
-) -> Result<QuotaOutcome> {
-    let quota = get_workspace(c, ws)
-        .await?
-        .ok_or_else(not_found)?
-        .check_quota;
-    let month = month_key(now);
-    // One statement: insert the month's first unit or add one, both only below the quota. The
-    // conflict update locks the usage row, so concurrent checks never pass the quota.
-    let consumed: Option<Used> = cached(
+    month: &str,
+    limit: Option<u32>,
+) -> Result<Option<u64>> {
+    // One statement: insert the month's first unit or add one, both only below the limit. The
+    // conflict update locks the usage row, so concurrent checks never pass the limit.
+    let taken: Option<Used> = cached(
         "INSERT INTO check_usage (workspace_id, month, used) \
          SELECT $1, $2, 1 WHERE $3::int8 IS NULL OR $3::int8 > 0 \
          ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
@@ -116,24 +113,12 @@ pub async fn consume_check_unit(
          RETURNING used",
     )
     .bind::<SqlUuid, _>(ws)
-    .bind::<Text, _>(&month)
-    .bind::<Nullable<Int8>, _>(quota.map(i64::from))
+    .bind::<Text, _>(month)
+    .bind::<Nullable<Int8>, _>(limit.map(i64::from))
     .get_result(c)
     .await
     .optional()?;
-    match (consumed, quota) {
-        (Some(u), quota) => Ok(QuotaOutcome::Consumed {
-            used: count(u.used),
-            quota,
-        }),
-        (None, Some(quota)) => Ok(QuotaOutcome::Exhausted {
-            used: check_usage(c, ws, now).await?,
-            quota,
-        }),
-        (None, None) => Err(Error::Store(StoreError::Database(
-            "quota upsert wrote nothing".into(),
-        ))),
-    }
+    Ok(taken.map(|u| count(u.used)))
 }
 
 #[derive(QueryableByName)]
@@ -167,8 +152,13 @@ pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Re
 }
 
 pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
+    units_used(c, ws, &month_key(at)).await
+}
+
+/// Units used in `month`.
+pub async fn units_used(c: &mut Conn, ws: Uuid, month: &str) -> Result<u64> {
     let used: Option<i64> = check_usage::table
-        .find((ws, month_key(at)))
+        .find((ws, month))
         .select(check_usage::used)
         .first(c)
         .await

@@ -4,13 +4,14 @@
 
 use crate::cached::cached;
 use crate::rows::{from_ts, id, parse_id, ts};
-use crate::{Error, Result, SqliteStore, checks, workspaces};
+use crate::run::{self, Tx};
+use crate::{Error, Result, SqliteStore};
 use apidrift_model::{Cadence, Severity};
+use apidrift_store::run as store_run;
 use apidrift_store::{
-    AlertDraft, AlertState, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule,
-    DeliveryAttempt, DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook,
-    QuotaOutcome, RecordedCheck, ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook,
-    WebhookKind, checked_outcome, ids_from_text, ids_to_text, new_id, plan_alerts,
+    AlertDraft, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
+    DeliveryCounts, DeliveryOutcome, NewCheck, NewDiff, NewSchedule, NewWebhook, RecordedCheck,
+    ScheduleFinish, ScheduleInfo, StoreError, StoredWebhook, WebhookKind,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -66,7 +67,7 @@ fn kind(text: &str) -> Result<WebhookKind, StoreError> {
         .map_err(|e| StoreError::corrupt("webhooks.kind", e))
 }
 
-fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+pub(crate) fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
     let rows: Vec<WebhookRow> = cached(
         "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = ? ORDER BY created_at, id",
@@ -77,84 +78,6 @@ fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook
         .into_iter()
         .map(WebhookRow::into_model)
         .collect::<Result<_, _>>()?)
-}
-
-#[derive(QueryableByName)]
-struct StateRow {
-    #[diesel(sql_type = Nullable<Text>)]
-    fingerprint: Option<String>,
-    #[diesel(sql_type = Text)]
-    webhook_ids: String,
-}
-
-fn record_alerting(
-    c: &mut SqliteConnection,
-    ws: Uuid,
-    check: &NewCheck,
-    diff: Option<&NewDiff>,
-    draft: &AlertDraft,
-) -> Result<(RecordedCheck, u32)> {
-    let recorded = checks::record_check(c, ws, check, diff)?;
-    let endpoint = check.endpoint_id;
-    let state: Option<StateRow> = cached(
-        "SELECT fingerprint, webhook_ids FROM alert_state WHERE workspace_id = ? AND endpoint_id = ?",
-    )
-    .bind::<Text, _>(id(ws))
-    .bind::<Text, _>(id(endpoint))
-    .get_result(c)
-    .optional()?;
-    let state = match state {
-        Some(s) => AlertState {
-            fingerprint: s.fingerprint,
-            webhook_ids: ids_from_text(&s.webhook_ids)?,
-        },
-        None => AlertState::default(),
-    };
-    let webhooks = list_webhooks(c, ws)?;
-    let plan = plan_alerts(&state, draft, &webhooks);
-    let mut queued = 0u32;
-    if let Some((kind, payload)) = &plan.event {
-        cached(
-            "INSERT INTO outbox_events (id, workspace_id, endpoint_id, kind, payload, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind::<Text, _>(id(draft.event_id))
-        .bind::<Text, _>(id(ws))
-        .bind::<Text, _>(id(endpoint))
-        .bind::<Text, _>(*kind)
-        .bind::<Text, _>(payload)
-        .bind::<BigInt, _>(ts(draft.created_at))
-        .execute(c)?;
-        for hook in &plan.webhook_ids {
-            cached(
-                "INSERT INTO deliveries (id, workspace_id, event_id, webhook_id, state, attempts, \
-                 next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, ?, ?)",
-            )
-            .bind::<Text, _>(id(new_id()))
-            .bind::<Text, _>(id(ws))
-            .bind::<Text, _>(id(draft.event_id))
-            .bind::<Text, _>(id(*hook))
-            .bind::<BigInt, _>(ts(draft.created_at))
-            .bind::<BigInt, _>(ts(draft.created_at))
-            .execute(c)?;
-            queued += 1;
-        }
-    }
-    if plan.state != state {
-        cached(
-            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
-             VALUES (?, ?, ?, ?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET \
-             fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
-             updated_at = excluded.updated_at",
-        )
-        .bind::<Text, _>(id(endpoint))
-        .bind::<Text, _>(id(ws))
-        .bind::<Nullable<Text>, _>(plan.state.fingerprint.clone())
-        .bind::<Text, _>(ids_to_text(&plan.state.webhook_ids))
-        .bind::<BigInt, _>(ts(draft.created_at))
-        .execute(c)?;
-    }
-    Ok((recorded, queued))
 }
 
 #[derive(QueryableByName)]
@@ -388,6 +311,9 @@ fn claim_schedules(
     .bind::<BigInt, _>(i64::from(limit))
     .load(c)?;
     let until = lease_until(now, lease);
+    // The same end as a time (saturating too) for the endpoints' marks.
+    let until_at =
+        now.saturating_add(time::Duration::try_from(lease).unwrap_or(time::Duration::MAX));
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
         cached("UPDATE schedules SET lease_until = ?, lease_owner = ? WHERE endpoint_id = ?")
@@ -395,18 +321,6 @@ fn claim_schedules(
             .bind::<Text, _>(owner)
             .bind::<Text, _>(&r.endpoint_id)
             .execute(c)?;
-        // The in-flight mark, in the claim's transaction (health `checking` until the lease
-        // ends, the health before kept to restore); paused endpoints are skipped, not run.
-        cached(
-            "UPDATE endpoints SET \
-             prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
-             health = 'checking', checking_until = ?, updated_at = ? \
-             WHERE id = ? AND NOT paused",
-        )
-        .bind::<BigInt, _>(until)
-        .bind::<BigInt, _>(ts(now))
-        .bind::<Text, _>(&r.endpoint_id)
-        .execute(c)?;
         out.push(ClaimedSchedule {
             workspace_id: parse_id("schedules.workspace_id", &r.workspace_id)?,
             endpoint_id: parse_id("schedules.endpoint_id", &r.endpoint_id)?,
@@ -414,6 +328,15 @@ fn claim_schedules(
             next_run_at: from_ts("schedules.next_run_at", r.next_run_at)?,
         });
     }
+    // The in-flight marks, in the claim's transaction (health `checking` until the lease ends,
+    // the health before kept to restore); paused endpoints are skipped, not run.
+    let endpoints: Vec<Uuid> = out.iter().map(|s| s.endpoint_id).collect();
+    run::now(store_run::mark_claimed(
+        &mut Tx(c),
+        &endpoints,
+        now,
+        until_at,
+    ))?;
     Ok(out)
 }
 
@@ -480,8 +403,16 @@ impl AlertStore for SqliteStore {
         diff: Option<NewDiff>,
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError> {
-        self.write(move |c| record_alerting(c, workspace_id, &check, diff.as_ref(), &draft))
-            .await
+        self.write(move |c| {
+            run::now(store_run::record_check_alerting(
+                &mut Tx(c),
+                workspace_id,
+                &check,
+                diff.as_ref(),
+                &draft,
+            ))
+        })
+        .await
     }
 
     async fn record_check_run(
@@ -495,42 +426,26 @@ impl AlertStore for SqliteStore {
         if let Some(f) = &finish {
             apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
         }
-        // One write, so one savepoint of the writer's transaction: the unit, the check and the
-        // schedule's finish commit together or not at all.
+        // One write, so one savepoint of the writer's transaction: the check, its alerts, the
+        // unit and the schedule's finish commit together or not at all. A refusal for want of a
+        // unit rolls back the savepoint of the steps, then answers.
         self.write(move |c| {
-            // `BEGIN IMMEDIATE` serialises every writer, so the unit is taken first: when none is
-            // left, nothing else is written.
-            match workspaces::consume_check_unit(c, workspace_id, check.finished_at)? {
-                QuotaOutcome::Consumed { .. } => {}
-                QuotaOutcome::Exhausted { used, quota } => {
-                    return Ok(CheckRecording::QuotaExhausted { used, quota });
+            let steps = c.transaction(|c| {
+                run::now(store_run::record_check_run(
+                    &mut Tx(c),
+                    workspace_id,
+                    &check,
+                    diff.as_ref(),
+                    &draft,
+                    finish.as_ref(),
+                ))
+            });
+            match steps {
+                Err(Error::QuotaExhausted { used, quota }) => {
+                    Ok(CheckRecording::QuotaExhausted { used, quota })
                 }
+                other => other,
             }
-            let (recorded, alerts_sent) =
-                record_alerting(c, workspace_id, &check, diff.as_ref(), &draft)?;
-            let schedule_finished =
-                match &finish {
-                    // The check set the endpoint's health: only the schedule changes.
-                    Some(f) => cached(
-                        "UPDATE schedules SET next_run_at = ?, last_run_at = ?, last_outcome = ?, \
-                         runs = runs + 1, lease_until = NULL, lease_owner = NULL \
-                         WHERE workspace_id = ? AND endpoint_id = ? AND lease_owner = ?",
-                    )
-                    .bind::<BigInt, _>(ts(f.next_run_at))
-                    .bind::<BigInt, _>(ts(f.now))
-                    .bind::<Text, _>(checked_outcome(recorded.counts.changes, alerts_sent))
-                    .bind::<Text, _>(id(workspace_id))
-                    .bind::<Text, _>(id(check.endpoint_id))
-                    .bind::<Text, _>(&f.owner)
-                    .execute(c)?
-                        > 0,
-                    None => false,
-                };
-            Ok(CheckRecording::Recorded {
-                recorded: Box::new(recorded),
-                alerts_sent,
-                schedule_finished,
-            })
         })
         .await
     }
@@ -617,14 +532,7 @@ impl AlertStore for SqliteStore {
             if n > 0 {
                 // A run that recorded nothing (skipped, failed) leaves the claim's `checking`:
                 // the health before the claim comes back.
-                cached(
-                    "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
-                     prior_health = NULL, checking_until = NULL, updated_at = ? \
-                     WHERE id = ? AND health = 'checking'",
-                )
-                .bind::<BigInt, _>(ts(now))
-                .bind::<Text, _>(id(endpoint_id))
-                .execute(c)?;
+                run::now(store_run::restore_after_run(&mut Tx(c), endpoint_id, now))?;
             }
             Ok(n > 0)
         })

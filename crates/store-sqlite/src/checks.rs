@@ -7,8 +7,8 @@ use crate::schema::{baselines, checks, diffs, endpoints};
 use crate::{Error, Result};
 use apidrift_model::Health;
 use apidrift_store::{
-    NewBaseline, NewCheck, NewDiff, RecordedCheck, StoreError, StoredBaseline, StoredCheck,
-    changes_to_json, rules,
+    DiffCounts, NewBaseline, NewCheck, NewDiff, StoreError, StoredBaseline, StoredCheck,
+    changes_to_json,
 };
 use diesel::prelude::*;
 use uuid::Uuid;
@@ -66,12 +66,17 @@ pub fn active_baseline(
     Ok(row.map(BaselineRow::into_model).transpose()?)
 }
 
-pub fn record_check(
+/// The check row, its diff (with `counts`) and the endpoint's latest figures (`health`, counts,
+/// `last_checked_at`, `response_time`): the store half of `run::record_check`, which computes the
+/// figures.
+pub fn insert_check(
     c: &mut SqliteConnection,
     ws: Uuid,
     check: &NewCheck,
     diff: Option<&NewDiff>,
-) -> Result<RecordedCheck> {
+    counts: DiffCounts,
+    health: Health,
+) -> Result<StoredCheck> {
     require_endpoint(c, ws, check.endpoint_id)?;
     if let Some(baseline) = diff.and_then(|d| d.baseline_id) {
         let found: i64 = baselines::table
@@ -84,7 +89,6 @@ pub fn record_check(
             return Err(Error::Store(StoreError::NotFound));
         }
     }
-    let (counts, health) = rules::check_figures(diff);
     let row = CheckRow {
         id: id(check.id),
         workspace_id: id(ws),
@@ -148,11 +152,7 @@ pub fn record_check(
         endpoints::updated_at.eq(ts(check.finished_at)),
     ))
     .execute(c)?;
-    Ok(RecordedCheck {
-        check: row.into_model()?,
-        counts,
-        health,
-    })
+    Ok(row.into_model()?)
 }
 
 pub fn get_check(c: &mut SqliteConnection, ws: Uuid, check: Uuid) -> Result<Option<StoredCheck>> {

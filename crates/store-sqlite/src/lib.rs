@@ -39,6 +39,7 @@ mod endpoints;
 mod lifecycle;
 mod ops;
 mod rows;
+mod run;
 mod schema;
 mod sealed;
 mod tokens;
@@ -51,9 +52,9 @@ use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
     MigrationReport, NewBaseline, NewCheck, NewDiff, NewEndpointRow, NewToken, NewWorkspace, Page,
-    PageRequest, QuotaOutcome, QuotaUsage, RecordedCheck, ResponseContract, SealedField,
-    SealedValue, Store, StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken,
-    Workspace, WorkspaceUpdate,
+    PageRequest, QuotaUsage, RecordedCheck, ResponseContract, SealedField, SealedValue, Store,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    WorkspaceUpdate,
 };
 use async_trait::async_trait;
 use diesel::connection::SimpleConnection;
@@ -87,6 +88,9 @@ pub(crate) enum Error {
     Store(#[from] StoreError),
     #[error(transparent)]
     Db(#[from] diesel::result::Error),
+    /// A check's recording found the monthly quota used up: its steps roll back.
+    #[error("monthly check quota exhausted ({used} of {quota})")]
+    QuotaExhausted { used: u64, quota: u32 },
 }
 
 pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
@@ -108,6 +112,7 @@ impl From<Error> for StoreError {
         match e {
             Error::Store(s) => s,
             Error::Db(d) => map_db(d),
+            quota @ Error::QuotaExhausted { .. } => StoreError::Conflict(quota.to_string()),
         }
     }
 }
@@ -395,12 +400,14 @@ impl Store for SqliteStore {
         self.run(workspaces::count_workspaces).await
     }
 
-    async fn consume_check_unit(
+    async fn take_check_unit(
         &self,
         workspace_id: Uuid,
-        now: OffsetDateTime,
-    ) -> Result<QuotaOutcome, StoreError> {
-        self.write(move |c| workspaces::consume_check_unit(c, workspace_id, now))
+        at: OffsetDateTime,
+        limit: Option<u32>,
+    ) -> Result<Option<u64>, StoreError> {
+        let month = apidrift_store::month_key(at);
+        self.write(move |c| workspaces::take_unit(c, workspace_id, &month, limit))
             .await
     }
 
@@ -590,8 +597,15 @@ impl Store for SqliteStore {
         check: NewCheck,
         diff: Option<NewDiff>,
     ) -> Result<RecordedCheck, StoreError> {
-        self.write(move |c| checks::record_check(c, workspace_id, &check, diff.as_ref()))
-            .await
+        self.write(move |c| {
+            run::now(apidrift_store::run::record_check(
+                &mut run::Tx(c),
+                workspace_id,
+                &check,
+                diff.as_ref(),
+            ))
+        })
+        .await
     }
 
     async fn get_check(

@@ -3,8 +3,10 @@
 
 use crate::cached::cached;
 use crate::rows::{EndpointRow, from_ts, id, int, parse_id, ts};
+use crate::run::{self, Tx};
 use crate::schema::endpoints;
 use crate::{Error, Result, SqliteStore};
+use apidrift_store::run as store_run;
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
     StoredDelivery, StoredEndpoint, strings_to_json, text::refuse_nul, to_u16, to_u32,
@@ -85,7 +87,7 @@ fn update(
     if n != 1 {
         return Err(Error::Store(StoreError::Changed));
     }
-    if before.schedule != ch.schedule {
+    if apidrift_store::rules::resets_schedule(before.schedule, ch.schedule) {
         cached("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
             .bind::<Text, _>(id(ws))
             .bind::<Text, _>(id(ep))
@@ -362,21 +364,13 @@ impl LifecycleStore for SqliteStore {
         until: OffsetDateTime,
     ) -> std::result::Result<(), StoreError> {
         self.write(move |c| {
-            let n = cached(
-                "UPDATE endpoints SET \
-                 prior_health = CASE WHEN health = 'checking' THEN prior_health ELSE health END, \
-                 health = 'checking', checking_until = ?, updated_at = ? \
-                 WHERE workspace_id = ? AND id = ?",
-            )
-            .bind::<BigInt, _>(ts(until))
-            .bind::<BigInt, _>(ts(now))
-            .bind::<Text, _>(id(workspace_id))
-            .bind::<Text, _>(id(endpoint_id))
-            .execute(c)?;
-            if n == 0 {
-                return Err(Error::Store(StoreError::NotFound));
-            }
-            Ok(())
+            run::now(store_run::begin_checking(
+                &mut Tx(c),
+                workspace_id,
+                endpoint_id,
+                now,
+                until,
+            ))
         })
         .await
     }
@@ -385,18 +379,8 @@ impl LifecycleStore for SqliteStore {
         &self,
         now: OffsetDateTime,
     ) -> std::result::Result<u64, StoreError> {
-        self.write(move |c| {
-            let n = cached(
-                "UPDATE endpoints SET health = COALESCE(prior_health, 'unknown'), \
-                 prior_health = NULL, checking_until = NULL, updated_at = ? \
-                 WHERE health = 'checking' AND (checking_until IS NULL OR checking_until < ?)",
-            )
-            .bind::<BigInt, _>(ts(now))
-            .bind::<BigInt, _>(ts(now))
-            .execute(c)?;
-            Ok(n as u64)
-        })
-        .await
+        self.write(move |c| run::now(store_run::reset_stale_checking(&mut Tx(c), now)))
+            .await
     }
 
     async fn prune_checks(

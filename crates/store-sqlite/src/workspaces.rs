@@ -6,9 +6,7 @@ use crate::rows::{WorkspaceRow, id, int};
 use crate::schema::{check_usage, workspaces};
 use crate::totals::count;
 use crate::{Error, Result};
-use apidrift_store::{
-    NewWorkspace, QuotaOutcome, StoreError, Workspace, WorkspaceUpdate, month_key, rules,
-};
+use apidrift_store::{NewWorkspace, StoreError, Workspace, WorkspaceUpdate, month_key, rules};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
 use time::OffsetDateTime;
@@ -71,15 +69,16 @@ struct Used {
     used: i64,
 }
 
-pub fn consume_check_unit(
+/// The atomic primitive of the quota: one unit more for `month` while the usage is below `limit`
+/// (always when `None`); the usage after it, or `None` at the limit (nothing written).
+pub fn take_unit(
     c: &mut SqliteConnection,
     ws: Uuid,
-    now: OffsetDateTime,
-) -> Result<QuotaOutcome> {
-    let quota = require_workspace(c, ws)?.check_quota;
-    let month = month_key(now);
-    // One statement: insert the month's first unit or add one, both only below the quota.
-    let consumed: Option<Used> = cached(
+    month: &str,
+    limit: Option<u32>,
+) -> Result<Option<u64>> {
+    // One statement: insert the month's first unit or add one, both only below the limit.
+    let taken: Option<Used> = cached(
         "INSERT INTO check_usage (workspace_id, month, used) \
          SELECT ?, ?, 1 WHERE ? IS NULL OR ? > 0 \
          ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
@@ -87,34 +86,27 @@ pub fn consume_check_unit(
          RETURNING used",
     )
     .bind::<Text, _>(id(ws))
-    .bind::<Text, _>(&month)
-    // The quota, once per placeholder (positional placeholders only: see `cached`).
-    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
-    .bind::<Nullable<BigInt>, _>(quota.map(i64::from))
+    .bind::<Text, _>(month)
+    // The limit, once per placeholder (positional placeholders only: see `cached`).
+    .bind::<Nullable<BigInt>, _>(limit.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(limit.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(limit.map(i64::from))
+    .bind::<Nullable<BigInt>, _>(limit.map(i64::from))
     .get_result(c)
     .optional()?;
-    match (consumed, quota) {
-        (Some(u), quota) => Ok(QuotaOutcome::Consumed {
-            used: count(u.used),
-            quota,
-        }),
-        (None, Some(quota)) => Ok(QuotaOutcome::Exhausted {
-            used: check_usage(c, ws, now)?,
-            quota,
-        }),
-        (None, None) => Err(Error::Store(StoreError::Database(
-            "quota upsert wrote nothing".into(),
-        ))),
-    }
+    Ok(taken.map(|u| count(u.used)))
 }
 
-pub fn check_usage(c: &mut SqliteConnection, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
+/// Units used in `month`.
+pub fn units_used(c: &mut SqliteConnection, ws: Uuid, month: &str) -> Result<u64> {
     let used: Option<i64> = check_usage::table
-        .find((id(ws), month_key(at)))
+        .find((id(ws), month))
         .select(check_usage::used)
         .first(c)
         .optional()?;
     Ok(used.map(count).unwrap_or(0))
+}
+
+pub fn check_usage(c: &mut SqliteConnection, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
+    units_used(c, ws, &month_key(at))
 }

@@ -1,6 +1,7 @@
 //! Alerts, the delivery outbox and schedules (D11, D17, D18): the [`AlertStore`] trait that both
 //! adapters implement (it is a supertrait of [`crate::Store`]), its row types, and
-//! [`plan_alerts`], the pure D11 rule every adapter applies inside the check's transaction.
+//! [`plan_alerts`], the pure D11 rule that [`crate::run::record_check_alerting`] applies inside
+//! the check's transaction for every adapter.
 //!
 //! Work that several processes share (deliveries, due schedules) is *claimed* with a lease: a
 //! claim marks rows with `lease_owner` and `lease_until`; a row whose lease expired is claimable
@@ -327,6 +328,9 @@ pub trait AlertStore: Send + Sync {
     /// released) when `finish.owner` still holds the lease; the answer says whether it did
     /// (`schedule_finished`). A refusal writes neither; the caller then finishes the run as
     /// skipped with [`AlertStore::finish_schedule`], as it does every run that records nothing.
+    ///
+    /// Adapters open the transaction and run [`crate::run::record_check_run`] in it: the steps
+    /// and their rules are written once.
     async fn record_check_run(
         &self,
         workspace_id: Uuid,

@@ -13,8 +13,13 @@
 //!   [`StoredEndpoint`], [`StoredBaseline`], [`StoredCheck`], [`Page`], filters, …;
 //! * [`StoreError`]: the one error type of every adapter;
 //! * [`new_id`]: the UUIDv7 generator callers use for new rows;
-//! * [`rules`]: the business rules adapters apply inside their transactions (the plan-limit fit,
-//!   health from severity counts, the accept reset, workspace updates), written once;
+//! * [`rules`]: the business rules behind the values adapters write (the plan-limit fit, health
+//!   from severity counts, the accept reset, workspace updates, the health a `checking` mark
+//!   keeps and gives back, the schedule reset), written once;
+//! * [`run`]: one check's transaction written once ([`run::record_check_run`] and its parts)
+//!   over the primitives of [`run::CheckTx`] that each adapter implements, and a run's `checking`
+//!   mark over [`run::MarkTx`]: adapters store and fetch, the rules (figures, alert planning, the
+//!   quota decision, a run's finish, the mark) stay here;
 //! * [`text`]: the one rule for text that reaches a column (monitored content and JSON kept
 //!   faithfully, NUL refused in user input with [`StoreError::InvalidInput`]);
 //! * feature `testkit`: the conformance suite ([`testkit`], with the [`AlertStore`] cases in
@@ -54,6 +59,7 @@ pub mod lifecycle;
 pub mod ops;
 pub mod retry;
 pub mod rules;
+pub mod run;
 pub mod text;
 pub mod types;
 pub mod users;
@@ -171,12 +177,37 @@ pub trait Store:
     async fn count_workspaces(&self) -> Result<u64, StoreError>;
 
     /// Consumes one unit of the monthly check quota (calendar month of `now`, UTC) if the
-    /// workspace is below its `check_quota`, atomically. Unlimited workspaces always consume.
+    /// workspace is below its `check_quota`. Unlimited workspaces always consume. Written once
+    /// over [`Store::take_check_unit`] (the atomic part) with the workspace's quota as the limit
+    /// and [`run::quota_outcome`] as the decision.
     async fn consume_check_unit(
         &self,
         workspace_id: Uuid,
         now: OffsetDateTime,
-    ) -> Result<QuotaOutcome, StoreError>;
+    ) -> Result<QuotaOutcome, StoreError> {
+        let limit = self
+            .get_workspace(workspace_id)
+            .await?
+            .ok_or(StoreError::NotFound)?
+            .check_quota;
+        let taken = self.take_check_unit(workspace_id, now, limit).await?;
+        let used = match taken {
+            Some(_) => 0,
+            None => self.check_usage(workspace_id, now).await?,
+        };
+        run::quota_outcome(limit, taken, used)
+    }
+
+    /// The atomic primitive of the quota: adds one unit to the usage of the calendar month of
+    /// `at` (UTC) only while it is below `limit` (always when `None`), in one statement, and
+    /// returns the usage after it; `None` when the usage had reached `limit` (nothing written).
+    /// Exact under concurrency. The limit and the decision come from the caller.
+    async fn take_check_unit(
+        &self,
+        workspace_id: Uuid,
+        at: OffsetDateTime,
+        limit: Option<u32>,
+    ) -> Result<Option<u64>, StoreError>;
 
     /// Units consumed in the calendar month (UTC) of `at`.
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError>;

@@ -1,11 +1,12 @@
-//! The business rules an adapter needs inside its transactions, written once so the two backends
-//! cannot disagree. Adapters read and write rows; when a write depends on a rule (how many
-//! endpoints fit the plan, which health a check gives, whether an accept resets health, how an
-//! update merges), they ask these pure functions. [`crate::plan_alerts`] (D11) is the same kind
-//! of rule for alerts.
+//! The business rules behind what an adapter writes, written once so the two backends cannot
+//! disagree. Adapters read and write rows; when a write depends on a rule (how many endpoints fit
+//! the plan, which health a check gives, whether an accept resets health, how an update merges,
+//! which health a run's `checking` mark keeps and gives back, whether a schedule row resets), the
+//! value comes from these pure functions, called by the adapter or by the generic steps of
+//! [`crate::run`]. [`crate::plan_alerts`] (D11) is the same kind of rule for alerts.
 
 use crate::{DiffCounts, NewDiff, Workspace, WorkspaceUpdate};
-use apidrift_model::Health;
+use apidrift_model::{Cadence, Health};
 use uuid::Uuid;
 
 /// D6: how many of `requested` new endpoints fit a workspace that holds `existing` under its
@@ -40,6 +41,28 @@ pub fn figures_after_accept(latest: Option<Uuid>, accepted: Uuid) -> Option<(Dif
     health_after_accept(latest, accepted).map(|h| (DiffCounts::default(), h))
 }
 
+/// D19: the health an endpoint keeps to come back to when a run marks it `checking`: its
+/// health, or, when it is `checking` already (a second mark), the one the first mark kept.
+pub fn prior_for_mark(health: Health, prior: Option<Health>) -> Option<Health> {
+    if health == Health::Checking {
+        prior
+    } else {
+        Some(health)
+    }
+}
+
+/// D19: the health an endpoint gets back when the run that marked it records nothing (or
+/// outlives its mark): the one kept before the mark, `unknown` when none was.
+pub fn health_after_mark(prior: Option<Health>) -> Health {
+    prior.unwrap_or(Health::Unknown)
+}
+
+/// D19: whether changing an endpoint's schedule from `before` to `after` resets its schedule
+/// row (the scheduler then creates it again, due by the new cadence).
+pub fn resets_schedule(before: Option<Cadence>, after: Option<Cadence>) -> bool {
+    before != after
+}
+
 /// A workspace with the fields of `update` that are `Some` applied.
 pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
     Workspace {
@@ -54,7 +77,7 @@ pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use apidrift_model::{ChangeType, DiffChange, Plan, Severity};
+    use apidrift_model::{ChangeType, DiffChange, Frequency, Plan, Severity};
     use time::OffsetDateTime;
 
     #[test]
@@ -126,6 +149,39 @@ mod tests {
         assert_eq!(health_after_accept(Some(a), a), Some(Health::Healthy));
         assert_eq!(health_after_accept(Some(b), a), None);
         assert_eq!(health_after_accept(None, a), None);
+    }
+
+    #[test]
+    fn marks_keep_the_first_health_and_restore_it() {
+        assert_eq!(
+            prior_for_mark(Health::Breaking, None),
+            Some(Health::Breaking)
+        );
+        assert_eq!(
+            prior_for_mark(Health::Checking, Some(Health::Warning)),
+            Some(Health::Warning),
+            "a second mark keeps the first one's health"
+        );
+        assert_eq!(prior_for_mark(Health::Checking, None), None);
+        assert_eq!(health_after_mark(Some(Health::Healthy)), Health::Healthy);
+        assert_eq!(health_after_mark(None), Health::Unknown);
+    }
+
+    #[test]
+    fn only_a_changed_schedule_resets_its_row() {
+        let (hourly, daily) = (
+            Cadence::Every(Frequency::Hourly),
+            Cadence::Every(Frequency::Daily),
+        );
+        assert!(!resets_schedule(Some(hourly), Some(hourly)));
+        assert!(resets_schedule(Some(hourly), Some(daily)));
+        assert!(resets_schedule(
+            Some(hourly),
+            Some(Cadence::Interval(3_600))
+        ));
+        assert!(resets_schedule(Some(hourly), None));
+        assert!(resets_schedule(None, Some(daily)));
+        assert!(!resets_schedule(None, None));
     }
 
     #[test]
