@@ -44,6 +44,9 @@
 //! * Write-only, secret-bearing input: [`EndpointAuth`] and [`SecretString`], which deserialise
 //!   but cannot be serialised and print `***` in `Debug`, so a credential cannot be echoed by
 //!   accident.
+//! * [`EndpointSettings`]: what a user sets on an endpoint, the one shape the create request, the
+//!   stored endpoint and a change of it share; [`EndpointPatch`]: a PATCH, merged into the
+//!   settings before they are validated.
 //! * [`validate`]: the rules of `POST /endpoints`, as pure functions a client can run before
 //!   sending ([`validate::validate_entry`]).
 //! * [`net`]: the outbound-address policy (which hosts the service refuses to fetch).
@@ -102,6 +105,7 @@ mod enums;
 pub mod net;
 pub mod sealed;
 mod secret;
+mod settings;
 pub mod timestamp;
 pub mod validate;
 
@@ -117,6 +121,7 @@ pub use enums::{
     AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
 };
 pub use secret::SecretString;
+pub use settings::{ENTRY_FIELDS, EndpointPatch, EndpointSettings, PAUSED_FIELD, SECRET_FIELDS};
 
 /// The timestamp type of the wire types (from `time`), re-exported so integrators use the same
 /// version as the model.

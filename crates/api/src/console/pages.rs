@@ -314,7 +314,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let urls: Vec<String> = found
         .items
         .iter()
-        .map(|e| apidrift_app::redact::query_values(&e.url))
+        .map(|e| apidrift_app::redact::query_values(&e.settings.url))
         .collect();
     let rows = found
         .items
@@ -322,11 +322,11 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         .zip(&urls)
         .map(|(e, url)| views::endpoints::EndpointRow {
             id: e.id,
-            name: &e.name,
+            name: &e.settings.name,
             health: e.health,
-            method: e.method.as_str(),
+            method: e.settings.method.as_str(),
             url,
-            environment: &e.environment,
+            environment: &e.settings.environment,
             last_checked_at: e.last_checked_at,
             response_time: e.response_time,
             breaking_count: e.breaking_count,
@@ -450,18 +450,18 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let next = offset + u64::from(CHECKS_PAGE);
     let volatile_paths = state.service.volatile_paths(ws, e.id).await?;
     // Query values hidden, as on the endpoint list and in alert messages.
-    let shown_url = apidrift_app::redact::query_values(&e.url);
+    let shown_url = apidrift_app::redact::query_values(&e.settings.url);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
-        name: &e.name,
+        name: &e.settings.name,
         health: e.health,
-        method: e.method.as_str(),
+        method: e.settings.method.as_str(),
         url: &shown_url,
-        environment: &e.environment,
-        auth_type: e.auth_type.as_str(),
-        diff_mode: e.diff_mode.as_str(),
+        environment: &e.settings.environment,
+        auth_type: e.secrets.auth_type.as_str(),
+        diff_mode: e.settings.diff_mode.as_str(),
         baseline_version: e.baseline_version,
-        identity_keys: &e.identity_keys,
+        identity_keys: &e.settings.identity_keys,
         volatile_paths: &volatile_paths,
         response_contract: e
             .response_contract
