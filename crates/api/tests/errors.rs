@@ -11,7 +11,7 @@ use apidrift_api::{AppState, RateLimits, create_app};
 use apidrift_app::MintToken;
 use apidrift_app::Service;
 use apidrift_model::net::AllowList;
-use apidrift_model::{EndpointSettings, HttpMethod, Plan, Role, Scope};
+use apidrift_model::{EndpointSettings, Plan, Role, Scope};
 use apidrift_seal::{KeyRing, SecretKey};
 use apidrift_store::{NewEndpointRow, NewWorkspace, SealedSecrets, Store, new_id};
 use apidrift_store_sqlite::SqliteStore;
@@ -89,27 +89,11 @@ async fn endpoint_in(store: &dyn Store, ws: Uuid) -> Result<Uuid, Box<dyn Error>
             vec![NewEndpointRow {
                 id,
                 settings: EndpointSettings {
-                    retries: 1,
-                    name: "e".into(),
-                    url: "https://api.example.com/users".into(),
-                    method: HttpMethod::Get,
-                    environment: "production".into(),
-                    description: None,
-                    tags: Vec::new(),
-                    content_type: "application/json".into(),
                     diff_mode: apidrift_model::DiffMode::Full,
                     timeout_ms: 5000,
-                    schedule: None,
-                    ignore_paths: Vec::new(),
-                    identity_keys: Default::default(),
-                    follow_redirects: false,
+                    ..EndpointSettings::new("e", "https://api.example.com/users")
                 },
-                secrets: SealedSecrets {
-                    auth_type: apidrift_model::AuthType::None,
-                    sealed_auth: None,
-                    sealed_headers: None,
-                    sealed_request_body: None,
-                },
+                secrets: SealedSecrets::none(),
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),
             }],

@@ -24,6 +24,9 @@
 
 use crate::endpoint::Schedule;
 use crate::enums::{Cadence, DiffMode, HttpMethod};
+use crate::validate::{
+    DEFAULT_CONTENT_TYPE, DEFAULT_ENVIRONMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS,
+};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -82,8 +85,9 @@ const KEEP_ON_NULL: &[&str] = &[
 /// entry back with the create rules gives the same settings. That is how a PATCH is validated:
 /// [`EndpointPatch::merged`].
 ///
-/// Adding a user-settable field: a field here, its rule in `validate_entry`, its wire name in
-/// [`ENTRY_FIELDS`] (and in `KEEP_ON_NULL` when `null` must not clear it).
+/// Adding a user-settable field: a field here and its default in [`EndpointSettings::new`], its
+/// rule in `validate_entry`, its wire name in [`ENTRY_FIELDS`] (and in `KEEP_ON_NULL` when `null`
+/// must not clear it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSettings {
@@ -136,6 +140,27 @@ fn schedule_entry<S: Serializer>(c: &Option<Cadence>, s: S) -> Result<S::Ok, S::
 }
 
 impl EndpointSettings {
+    /// The settings of a create entry that gives only `name` and `url`: every other field at
+    /// its default. `url` is taken as given (the create rules normalise and check it).
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        EndpointSettings {
+            name: name.into(),
+            url: url.into(),
+            method: HttpMethod::Get,
+            environment: DEFAULT_ENVIRONMENT.to_owned(),
+            description: None,
+            tags: Vec::new(),
+            content_type: DEFAULT_CONTENT_TYPE.to_owned(),
+            diff_mode: DiffMode::Schema,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            schedule: None,
+            ignore_paths: Vec::new(),
+            identity_keys: BTreeMap::new(),
+            follow_redirects: false,
+            retries: DEFAULT_RETRIES,
+        }
+    }
+
     /// The settings as a create entry (see [the type](Self)).
     pub fn to_entry(&self) -> Map<String, Value> {
         match serde_json::to_value(self) {
@@ -245,6 +270,26 @@ mod tests {
         fields.sort_unstable();
         assert_eq!(names, fields);
         assert_eq!(entry["schedule"], serde_json::json!({"frequency": "DAILY"}));
+    }
+
+    #[test]
+    fn new_gives_the_defaults_of_the_create_rules() {
+        let entry = serde_json::json!({"name": "n", "url": "https://example.com/"});
+        let valid = crate::validate::validate_entry(&entry, &crate::net::AllowList::default());
+        assert_eq!(
+            valid.map(|v| v.settings),
+            Ok(EndpointSettings::new("n", "https://example.com/"))
+        );
+    }
+
+    #[test]
+    fn a_stored_entry_reads_back_as_the_same_settings() {
+        let s = settings();
+        let valid = crate::validate::validate_entry(
+            &Value::Object(s.to_entry()),
+            &crate::net::AllowList::default(),
+        );
+        assert_eq!(valid.map(|v| v.settings), Ok(s));
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! share of the profile is the one the service has.
 
 use apidrift_model::net::AllowList;
-use apidrift_model::{DiffMode, EndpointSettings, HttpMethod, Plan};
+use apidrift_model::{DiffMode, EndpointSettings, Plan};
 use apidrift_monitor::{Client, FetchRequest, Monitor};
 use apidrift_seal::{KeyRing, SecretKey};
 use apidrift_store::{NewEndpointRow, NewWorkspace, SealedSecrets, Store, new_id};
@@ -231,27 +231,10 @@ async fn main() -> Res<()> {
             .map(|_| NewEndpointRow {
                 id: new_id(),
                 settings: EndpointSettings {
-                    retries: 1,
-                    name: "e".into(),
-                    url: url.clone(),
-                    method: HttpMethod::Get,
-                    environment: "production".into(),
-                    description: None,
-                    tags: Vec::new(),
-                    content_type: "application/json".into(),
                     diff_mode: DiffMode::Full,
-                    timeout_ms: 10_000,
-                    schedule: None,
-                    ignore_paths: Vec::new(),
-                    identity_keys: Default::default(),
-                    follow_redirects: false,
+                    ..EndpointSettings::new("e", url.clone())
                 },
-                secrets: SealedSecrets {
-                    auth_type: apidrift_model::AuthType::None,
-                    sealed_auth: None,
-                    sealed_headers: None,
-                    sealed_request_body: None,
-                },
+                secrets: SealedSecrets::none(),
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),
             })

@@ -198,20 +198,11 @@ async fn endpoint(w: &World, ep: Ep) -> Result<Uuid, Box<dyn std::error::Error>>
     let row = NewEndpointRow {
         id,
         settings: EndpointSettings {
-            retries: 1,
-            name: "ep".into(),
-            url: ep.url,
             method: ep.method,
-            environment: "production".into(),
-            description: None,
-            tags: Vec::new(),
-            content_type: "application/json".into(),
             diff_mode: ep.mode,
             timeout_ms: ep.timeout_ms,
-            schedule: None,
             ignore_paths: ep.ignore,
-            identity_keys: Default::default(),
-            follow_redirects: false,
+            ..EndpointSettings::new("ep", ep.url)
         },
         secrets: SealedSecrets {
             auth_type: ep.credential.auth_type(),

@@ -5,9 +5,7 @@
 //! with `APIDRIFT_SKIP_POSTGRES=1`).
 
 use apidrift_e2e::binary;
-use apidrift_model::{
-    AuthType, DiffMode, EndpointSettings, HttpMethod, OffsetDateTime, Uuid, timestamp,
-};
+use apidrift_model::{AuthType, EndpointSettings, OffsetDateTime, Uuid, timestamp};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey, key_id_of};
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewWorkspace, SealedField, SealedSecrets, Store, new_id,
@@ -665,22 +663,7 @@ fn endpoint_row(
 ) -> NewEndpointRow {
     NewEndpointRow {
         id,
-        settings: EndpointSettings {
-            retries: 1,
-            name: format!("endpoint {id}"),
-            url: "https://api.example.com/users".into(),
-            method: HttpMethod::Get,
-            environment: "production".into(),
-            description: None,
-            tags: Vec::new(),
-            content_type: "application/json".into(),
-            diff_mode: DiffMode::Schema,
-            timeout_ms: 10_000,
-            schedule: None,
-            ignore_paths: Vec::new(),
-            identity_keys: Default::default(),
-            follow_redirects: false,
-        },
+        settings: EndpointSettings::new(format!("endpoint {id}"), "https://api.example.com/users"),
         secrets: SealedSecrets {
             auth_type: if auth.is_some() {
                 AuthType::Bearer
