@@ -57,6 +57,7 @@ pub fn create_app(
     let (app, _) = App::new()
         .into_utoipa_app()
         .configure(crate::routes::table::configure)
+        .configure(crate::console::configure_json)
         .split_for_parts();
     app.app_data(web::Data::new(state))
         .app_data(web::Data::from(openapi_json))

@@ -1,6 +1,8 @@
 //! Authentication, scopes, roles and the per-workspace rate limit as one typed extractor (D4,
 //! D17), in the style of meilisearch's `GuardedData<Policy, Data>`: a handler that takes
-//! `Authed<ReadEndpoints>` states its scope, role rule and rate-limit class in its signature.
+//! `Authed<act::ReadEndpoints>` states its action in its signature, and the action's scope, role
+//! rule and rate-limit class are read from the application's one table
+//! ([`apidrift_app::actions`]).
 //!
 //! Order of checks (D4): the `Authorization` header's form and checksum (no database lookup for a
 //! malformed or mistyped token; such requests spend the client address's budget, and a client
@@ -11,111 +13,50 @@
 use crate::error::ApiError;
 use crate::ratelimit::{Class, RateInfo};
 use crate::state::AppState;
-use actix_web::http::header;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, dev::Payload, web};
-use apidrift_model::{Role, Scope};
+use apidrift_app::{Act, Actor};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::pin::Pin;
 use uuid::Uuid;
 
-/// What a route requires.
-pub trait Policy: 'static {
-    /// The scope the token must carry.
-    const SCOPE: Scope;
-    /// The weakest role allowed.
-    const MIN_ROLE: Role;
-    /// What the role may not do, for the 403 text: `role viewer cannot <ACTION>`.
-    const ACTION: &'static str;
-    /// The rate-limit class.
-    const CLASS: Class;
-}
-
-/// `endpoints:read`, any role, reads class.
+/// The authenticated caller of a route that performs the action `A` (a marker type of
+/// [`apidrift_app::act`]): its scope, weakest role and rate-limit class are the action's rule in
+/// the application's one table ([`apidrift_app::Action::rule`]).
 #[derive(Debug)]
-pub enum ReadEndpoints {}
-impl Policy for ReadEndpoints {
-    const SCOPE: Scope = Scope::EndpointsRead;
-    const MIN_ROLE: Role = Role::Viewer;
-    const ACTION: &'static str = "read endpoints";
-    const CLASS: Class = Class::Reads;
-}
-
-/// `endpoints:write`, member or above, creates class.
-#[derive(Debug)]
-pub enum WriteEndpoints {}
-impl Policy for WriteEndpoints {
-    const SCOPE: Scope = Scope::EndpointsWrite;
-    const MIN_ROLE: Role = Role::Member;
-    const ACTION: &'static str = "create endpoints";
-    const CLASS: Class = Class::Creates;
-}
-
-/// `checks:run`, member or above, checks class.
-#[derive(Debug)]
-pub enum RunChecks {}
-impl Policy for RunChecks {
-    const SCOPE: Scope = Scope::ChecksRun;
-    const MIN_ROLE: Role = Role::Member;
-    const ACTION: &'static str = "run checks";
-    const CLASS: Class = Class::Checks;
-}
-
-/// `baselines:write`, member or above, checks class (D13).
-#[derive(Debug)]
-pub enum CaptureBaselines {}
-impl Policy for CaptureBaselines {
-    const SCOPE: Scope = Scope::BaselinesWrite;
-    const MIN_ROLE: Role = Role::Member;
-    const ACTION: &'static str = "capture baselines";
-    const CLASS: Class = Class::Checks;
-}
-
-/// The authenticated caller of a route guarded by `P`.
-#[derive(Debug)]
-pub struct Authed<P: Policy> {
-    pub workspace_id: Uuid,
+pub struct Authed<A: Act> {
+    /// The token's holder, as the use cases take it.
+    pub actor: Actor,
     pub token_id: Uuid,
-    pub role: Role,
-    _policy: PhantomData<P>,
+    _action: PhantomData<A>,
+}
+
+impl<A: Act> Authed<A> {
+    /// The workspace of the token.
+    pub fn workspace_id(&self) -> Uuid {
+        self.actor.workspace()
+    }
 }
 
 /// The workspace of an authenticated request, for the request log.
 #[derive(Debug, Clone, Copy)]
 pub struct WorkspaceTag(pub Uuid);
 
-impl<P: Policy> FromRequest for Authed<P> {
+impl<A: Act> FromRequest for Authed<A> {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { authenticate::<P>(&req).await })
+        Box::pin(async move { authenticate::<A>(&req).await })
     }
 }
 
-/// The credentials of a `Bearer` `Authorization` header: exactly one such header, its scheme
-/// `Bearer` in any case (RFC 9110 §11.1: the scheme is case-insensitive), then the token with
-/// the spaces around it removed. The API's extractor and `GET /metrics` both read it here.
-pub(crate) fn bearer_credentials(req: &HttpRequest) -> Option<&str> {
-    let mut values = req.headers().get_all(header::AUTHORIZATION);
-    let value = values.next()?;
-    if values.next().is_some() {
-        return None;
-    }
-    let text = value.to_str().ok()?;
-    let (scheme, rest) = text.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
-    }
-    Some(rest.trim_matches(' '))
-}
-
-/// The bearer token of the request when the header is well formed ([`bearer_credentials`]) and
+/// The bearer token of the request when the header is well formed ([`bearer_credentials`](crate::bearer::bearer_credentials)) and
 /// the token passes the format and checksum test.
 fn bearer(req: &HttpRequest) -> Option<&str> {
-    let candidate = bearer_credentials(req)?;
+    let candidate = crate::bearer::bearer_credentials(req)?;
     apidrift_app::token_well_formed(candidate).then_some(candidate)
 }
 
@@ -138,7 +79,7 @@ fn refuse(state: &AppState, ip: IpAddr) -> ApiError {
     }
 }
 
-async fn authenticate<P: Policy>(req: &HttpRequest) -> Result<Authed<P>, ApiError> {
+async fn authenticate<A: Act>(req: &HttpRequest) -> Result<Authed<A>, ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Err(ApiError::Internal("application state missing".into()));
     };
@@ -165,29 +106,12 @@ async fn authenticate<P: Policy>(req: &HttpRequest) -> Result<Authed<P>, ApiErro
         .service
         .record_token_use(stored.workspace_id, stored.id)
         .await;
-    if !stored.scopes.contains(&P::SCOPE) {
-        return Err(ApiError::Forbidden(format!(
-            "token lacks scope {}",
-            P::SCOPE
-        )));
-    }
-    if stored.role < P::MIN_ROLE {
-        return Err(ApiError::Forbidden(format!(
-            "role {} cannot {}",
-            stored.role,
-            P::ACTION
-        )));
-    }
-    let key = format!("{}:{}", stored.workspace_id, P::CLASS.as_str());
-    let info = state
-        .limiter
-        .take(&key, P::CLASS, state.limits.quota(P::CLASS))
-        .await?;
-    req.extensions_mut().insert(info);
+    let actor = Actor::token(stored.workspace_id, stored.role, stored.scopes);
+    // Scope, then role (403), then the action's budget (429).
+    state.allow(req, &actor, A::ACTION).await?;
     Ok(Authed {
-        workspace_id: stored.workspace_id,
+        actor,
         token_id: stored.id,
-        role: stored.role,
-        _policy: PhantomData,
+        _action: PhantomData,
     })
 }

@@ -6,30 +6,9 @@
 
 use actix_web::http::header::{HeaderName, HeaderValue};
 
-/// A limited class of requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Class {
-    /// Read routes: 120 per minute per workspace.
-    Reads,
-    /// Checks and baseline captures: 30 per minute per workspace.
-    Checks,
-    /// Creates (POST /endpoints, a bulk request counts once): 30 per minute per workspace.
-    Creates,
-    /// Requests without a valid token: 60 per minute per client address.
-    Unauthenticated,
-}
-
-impl Class {
-    /// The policy name in the headers.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Class::Reads => "reads",
-            Class::Checks => "checks",
-            Class::Creates => "creates",
-            Class::Unauthenticated => "unauthenticated",
-        }
-    }
-}
+/// A limited class of requests: the application's [`RateClass`](apidrift_app::RateClass), whose
+/// action table names the class of every route and form.
+pub use apidrift_app::RateClass as Class;
 
 /// `count` requests per `window_secs`, with a burst of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

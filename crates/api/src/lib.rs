@@ -10,14 +10,16 @@
 //! `apidrift-seal` or `apidrift-diff`).
 //!
 //! Public API:
-//! * [`AppState`]`::new(service, limits)` (the service, its store for reads, [`RateLimits`],
-//!   limiters) and [`create_app`]`(state, openapi_json)`, the actix `App` used by
+//! * [`AppState`]`::new(service, limits)` (the service, [`RateLimits`], limiters) and [`create_app`]`(state, openapi_json)`, the actix `App` used by
 //!   `apidrift serve` and the in-process tests;
 //! * [`Application::build`]`(state, bind, workers)` binds its own listener (port 0 in tests),
 //!   [`Application::addr`] reports the bound address, [`Application::run`] serves until SIGTERM
 //!   or SIGINT and lets in-flight requests finish;
-//! * [`auth::Authed`]`<P>`: the extractor that authenticates a bearer token and enforces the
-//!   route's [`auth::Policy`] (scope, weakest role, rate-limit class), in D4's order;
+//! * [`auth::Authed`]`<A>`: the extractor that authenticates a bearer token and lets it perform
+//!   the route's action `A` (a marker of [`apidrift_app::act`]) by the application's one action
+//!   table: scope, weakest role, rate-limit class, in D4's order. The console's forms read the
+//!   same table ([`console::form`]); [`Performed`] notes the action a request was let through
+//!   for;
 //! * [`gcra`]: the GCRA arithmetic per (workspace, class) and per client address, and the
 //!   draft-11 `RateLimit-Policy`/`RateLimit` headers; [`ratelimit`]: the [`ratelimit::Limiter`]
 //!   trait for where the state lives (in the process, or leased in batches from the database);
@@ -38,6 +40,8 @@
 
 mod app;
 pub mod auth;
+mod bearer;
+mod body;
 pub mod console;
 mod docs;
 pub mod error;
@@ -52,4 +56,4 @@ mod state;
 pub use app::{Application, create_app};
 pub use error::ApiError;
 pub use ratelimit::{Quota, RateLimits, StoreLimiter};
-pub use state::{AppState, MAX_BODY_BYTES};
+pub use state::{AppState, MAX_BODY_BYTES, Performed};

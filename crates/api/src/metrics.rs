@@ -15,6 +15,7 @@
 //!   scrape time (so every instance on one database reports the same figures), and
 //!   `apidrift_store_up` (1 when that read succeeded).
 
+pub use crate::bearer::{TokenDigest, digest};
 use crate::state::AppState;
 use actix_web::dev::ServiceResponse;
 use actix_web::http::{Method, header};
@@ -231,37 +232,13 @@ async fn render(state: &AppState) -> String {
     out
 }
 
-/// The SHA-256 of the metrics token (what [`AppState`] keeps). Its `Debug` prints no digits.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct TokenDigest([u8; 32]);
-
-impl std::fmt::Debug for TokenDigest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TokenDigest(***)")
-    }
-}
-
 /// Whether the request carries the configured bearer token (compared in constant time over
 /// SHA-256 digests, so neither the length nor a prefix leaks).
 fn authorized(req: &HttpRequest, expected: &TokenDigest) -> bool {
-    let Some(token) = crate::auth::bearer_credentials(req) else {
+    let Some(token) = crate::bearer::bearer_credentials(req) else {
         return false;
     };
-    let given = digest(token.trim());
-    given
-        .0
-        .iter()
-        .zip(&expected.0)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0
-}
-
-/// The digest of a metrics token.
-pub fn digest(token: &str) -> TokenDigest {
-    let d = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
-    let mut out = [0u8; 32];
-    out.copy_from_slice(d.as_ref());
-    TokenDigest(out)
+    expected.matches(token.trim())
 }
 
 /// `GET /metrics`.

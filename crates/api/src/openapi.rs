@@ -67,6 +67,7 @@ fn collect() -> OpenApi {
         .into_utoipa_app()
         .openapi(base())
         .configure(crate::routes::table::configure)
+        .configure(crate::console::configure_json)
         .split_for_parts();
     doc
 }

@@ -1,11 +1,20 @@
 //! The application state handed to every handler: one cloneable context of `Arc`s.
 
-use crate::ratelimit::{Limiter, MemoryLimiter, RateLimits};
-use apidrift_app::Service;
+use crate::bearer::TokenDigest;
+use crate::error::ApiError;
+use crate::ratelimit::{Class, Limiter, MemoryLimiter, RateLimits};
+use actix_web::{HttpMessage, HttpRequest};
+use apidrift_app::{Action, Actor, Service};
 use std::sync::Arc;
 
 /// Largest request body (D5): 2 MiB.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The actions a request was let through for (in a request's extensions, once
+/// [`AppState::allow`] passed): one for every route and form of the action table, so a test can
+/// see which action a route checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Performed(pub Vec<Action>);
 
 /// Everything the routes need. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -20,7 +29,7 @@ pub struct AppState {
     pub ip_limiter: Arc<MemoryLimiter>,
     /// SHA-256 of the bearer token `GET /metrics` requires (`[metrics] token`); `None` leaves
     /// the route open.
-    pub metrics_token: Option<crate::metrics::TokenDigest>,
+    pub metrics_token: Option<TokenDigest>,
 }
 
 impl AppState {
@@ -46,7 +55,47 @@ impl AppState {
         self.metrics_token = token
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .map(crate::metrics::digest);
+            .map(crate::bearer::digest);
         self
+    }
+
+    /// Spends one unit of `workspace`'s budget of `class`; the figures go to the response's
+    /// rate-limit headers.
+    pub(crate) async fn spend(
+        &self,
+        req: &HttpRequest,
+        workspace: uuid::Uuid,
+        class: Class,
+    ) -> Result<(), ApiError> {
+        let key = format!("{workspace}:{}", class.as_str());
+        let info = self
+            .limiter
+            .take(&key, class, self.limits.quota(class))
+            .await?;
+        req.extensions_mut().insert(info);
+        Ok(())
+    }
+
+    /// Lets `actor` perform `action`: the scope and the role of the action's rule (403), then one
+    /// unit of the workspace's budget of the action's class (429). The action is noted in the
+    /// request's extensions ([`Performed`]).
+    pub(crate) async fn allow(
+        &self,
+        req: &HttpRequest,
+        actor: &Actor,
+        action: Action,
+    ) -> Result<(), ApiError> {
+        actor.may(action)?;
+        {
+            let mut extensions = req.extensions_mut();
+            match extensions.get_mut::<Performed>() {
+                Some(performed) => performed.0.push(action),
+                None => {
+                    extensions.insert(Performed(vec![action]));
+                }
+            }
+        }
+        self.spend(req, actor.workspace(), action.rule().class)
+            .await
     }
 }

@@ -8,8 +8,8 @@ use actix_web::dev::{Service as _, ServiceResponse};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::test::{self, TestRequest};
 use apidrift_api::{AppState, RateLimits, create_app};
-use apidrift_app::MintToken;
 use apidrift_app::Service;
+use apidrift_app::{Actor, MintToken};
 use apidrift_model::net::AllowList;
 use apidrift_model::{EndpointSettings, Plan, Role, Scope};
 use apidrift_seal::{KeyRing, SecretKey};
@@ -61,14 +61,15 @@ async fn world(with_key: bool, limit: Option<u32>) -> Result<World, Box<dyn Erro
     };
     let service = Arc::new(Service::new(store.clone(), keys, AllowList::default())?);
     let token = service
-        .mint_token(MintToken {
-            workspace_id: ids[0],
-            name: "test".into(),
-            scopes: Scope::ALL.to_vec(),
-            role: Role::Owner,
-            expires_in_days: None,
-            granted_by: None,
-        })
+        .mint_token(
+            &Actor::operator(ids[0]),
+            MintToken {
+                name: "test".into(),
+                scopes: Scope::ALL.to_vec(),
+                role: Role::Owner,
+                expires_in_days: None,
+            },
+        )
         .await?;
     Ok(World {
         _dir: dir,

@@ -6,6 +6,7 @@
 //! (D4). A fetch that fails is never a server error: a check records it as a `status_changed`
 //! change, a capture answers [`ServiceError::Invalid`] naming the cause.
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
 pub use apidrift_diff::{ChangeGroup, group_changes};
@@ -69,10 +70,10 @@ impl Service {
     /// Captures a baseline now from one sample (D8, D13): uses no quota.
     pub async fn capture_baseline(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
     ) -> Result<BaselineCaptured, ServiceError> {
-        self.capture_baseline_sampled(ws, id, 1).await
+        self.capture_baseline_sampled(actor, id, 1).await
     }
 
     /// Captures a baseline now from `samples` responses (D20: 1 to [`MAX_SAMPLES`], the
@@ -81,10 +82,12 @@ impl Service {
     /// [`ServiceError::Invalid`] naming the sample and the path.
     pub async fn capture_baseline_sampled(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         samples: u8,
     ) -> Result<BaselineCaptured, ServiceError> {
+        actor.may(Action::CaptureBaselines)?;
+        let ws = actor.workspace();
         if !(1..=MAX_SAMPLES).contains(&samples) {
             return Err(ServiceError::Invalid(format!(
                 "samples: must be an integer from 1 to {MAX_SAMPLES}"
@@ -108,7 +111,9 @@ impl Service {
     }
 
     /// Runs a check now (D7, D8): needs a baseline and one unit of the monthly quota.
-    pub async fn run_check(&self, ws: Uuid, id: Uuid) -> Result<CheckOutcome, ServiceError> {
+    pub async fn run_check(&self, actor: &Actor, id: Uuid) -> Result<CheckOutcome, ServiceError> {
+        actor.may(Action::RunChecks)?;
+        let ws = actor.workspace();
         self.monitor_for_endpoint(ws, id)
             .await?
             .run_check(ws, id)
@@ -118,7 +123,9 @@ impl Service {
 
     /// Accepts diff `id` (D12): promotes the response of the check that found it to a new
     /// baseline and resets health when it was the endpoint's latest diff. Idempotent.
-    pub async fn accept_diff(&self, ws: Uuid, id: Uuid) -> Result<Accepted, ServiceError> {
+    pub async fn accept_diff(&self, actor: &Actor, id: Uuid) -> Result<Accepted, ServiceError> {
+        actor.may(Action::AcceptDiffs)?;
+        let ws = actor.workspace();
         let Some(monitor) = &self.monitor else {
             self.store
                 .get_diff(ws, id)
@@ -193,8 +200,14 @@ impl Service {
 
     /// The volatile leaf paths learned by the active baseline of endpoint `id` (empty without a
     /// baseline, or from a one-sample capture); 404 for an unknown endpoint.
-    pub async fn volatile_paths(&self, ws: Uuid, id: Uuid) -> Result<Vec<String>, ServiceError> {
-        self.get_endpoint(ws, id).await?;
+    pub async fn volatile_paths(
+        &self,
+        actor: &Actor,
+        id: Uuid,
+    ) -> Result<Vec<String>, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
+        let ws = actor.workspace();
+        self.endpoint(ws, id).await?;
         Ok(self
             .store
             .active_baseline(ws, id)

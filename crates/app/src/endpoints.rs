@@ -7,6 +7,7 @@
 //! which creates the first ones that fit the plan limit and reports the rest, skipped as "plan
 //! endpoint limit reached".
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
 use apidrift_diff::{IdentityRule, IgnorePattern};
@@ -37,9 +38,11 @@ impl Service {
     /// `{"endpoints": [...]}`) in workspace `ws`. `created > 0` in the answer means HTTP 201.
     pub async fn register_endpoints(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         body: &Value,
     ) -> Result<CreateEndpointsResponse, ServiceError> {
+        actor.may(Action::CreateEndpoints)?;
+        let ws = actor.workspace();
         let entries =
             validate::create_entries(body).map_err(|e| ServiceError::Invalid(e.to_string()))?;
         let workspace = self.workspace(ws).await?;

@@ -13,6 +13,12 @@
 //! their input, call one method and translate the result or the [`ServiceError`]; none of them
 //! seals, diffs, hashes a token or builds a monitor.
 //!
+//! Who may do what is one table, [`actions`]: each [`Action`] with its scope, weakest role,
+//! rate-limit class and 403 verb. A use case called on behalf of a caller takes an [`Actor`] (a
+//! token, a console session, or the CLI's operator) and checks it against the table first; the
+//! front doors read the same table before they spend a rate limit. Internal callers (the worker,
+//! the scheduler) call the monitor, not these use cases.
+//!
 //! Use cases, by module:
 //! * [`endpoints`]: [`Service::register_endpoints`] (D6: validation, sealing, the plan limit,
 //!   skip reasons, schedules; `POST /api/v1/endpoints`, `POST /v1/endpoints`);
@@ -25,10 +31,13 @@
 //!   [`Service::delete_webhook`];
 //! * [`tokens`]: [`Service::mint_token`], [`Service::list_tokens`], [`Service::revoke_token`],
 //!   [`Service::authenticate`] (bearer tokens), [`Service::bootstrap`] (first start);
-//! * [`lifecycle`]: [`Service::get_endpoint`], [`Service::update_endpoint`],
-//!   [`Service::set_paused`], [`Service::delete_endpoint`], [`Service::list_checks`],
+//! * [`lifecycle`]: [`Service::update_endpoint`], [`Service::set_paused`],
+//!   [`Service::delete_endpoint`], [`Service::delete_endpoints`], [`Service::list_checks`],
 //!   [`Service::list_deliveries`], [`Service::test_webhook`], and the worker's upkeep
 //!   ([`Service::reset_stale_checking`], [`Service::prune_checks`]) (D19);
+//! * [`reads`]: [`Service::list_endpoints`], [`Service::get_endpoint`],
+//!   [`Service::find_endpoint`], [`Service::list_diffs`], [`Service::get_diff`], … (every read of a
+//!   caller's data);
 //! * [`keys`]: [`Service::rotate_keys`] (`apidrift keys rotate`);
 //! * [`workspaces`]: [`Service::create_workspace`], [`Service::update_workspace`];
 //! * [`users`]: [`Service::create_user`], [`Service::list_users`], [`Service::remove_user`],
@@ -38,6 +47,7 @@
 //! A new use case is one method here (in the module of its entity) plus a thin caller in each
 //! front door that offers it.
 
+pub mod actions;
 mod base;
 pub mod checks;
 pub mod endpoints;
@@ -52,6 +62,7 @@ pub mod users;
 pub mod webhooks;
 pub mod workspaces;
 
+pub use actions::{Act, Action, Actor, RateClass, Rule, act};
 pub use base::{
     Clock, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_PARSE_BUDGET, Service, SystemClock,
 };

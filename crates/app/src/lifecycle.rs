@@ -9,6 +9,7 @@
 //! the request body are write-only: present in the request they are validated and sealed anew
 //! (`auth: {"type": "none"}`, `headers: null`, `requestBody: null` drop them), absent they stay.
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::endpoints::seal_secrets;
 use super::error::ServiceError;
@@ -140,14 +141,6 @@ fn delivery(d: &StoredDelivery) -> Result<DeliveryView, ServiceError> {
 }
 
 impl Service {
-    /// One endpoint of workspace `ws`, or 404.
-    pub async fn get_endpoint(&self, ws: Uuid, id: Uuid) -> Result<StoredEndpoint, ServiceError> {
-        self.store
-            .get_endpoint(ws, id)
-            .await?
-            .ok_or_else(|| ServiceError::not_found("endpoint", id))
-    }
-
     /// D19 PATCH: changes any subset of the create fields and `paused` of endpoint `id` of
     /// workspace `ws` (`PATCH /api/v1/endpoints/{id}`, the console's edit form, `apidrift
     /// endpoint update`). Order: the body's shape (400), the endpoint (404), `if_match` (412),
@@ -163,14 +156,16 @@ impl Service {
     /// [`ServiceError::Contended`]), so concurrent PATCHes of different fields all land.
     pub async fn update_endpoint(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         body: &Value,
         if_match: Option<i64>,
     ) -> Result<StoredEndpoint, ServiceError> {
+        actor.may(Action::UpdateEndpoints)?;
+        let ws = actor.workspace();
         let patch = EndpointPatch::parse(body).map_err(ServiceError::Invalid)?;
         for _ in 0..UPDATE_ATTEMPTS {
-            let current = self.get_endpoint(ws, id).await?;
+            let current = self.endpoint(ws, id).await?;
             // An invalid body is a 400 whatever the version: validated before it is compared.
             let changes = self.patched(ws, id, &patch, &current).await?;
             if if_match.is_some_and(|v| v != current.version) {
@@ -241,11 +236,12 @@ impl Service {
     /// use no quota; manual checks and captures still run. The same as `PATCH {"paused": …}`.
     pub async fn set_paused(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         paused: bool,
     ) -> Result<Endpoint, ServiceError> {
-        self.update_endpoint(ws, id, &serde_json::json!({ "paused": paused }), None)
+        actor.may(Action::PauseEndpoints)?;
+        self.update_endpoint(actor, id, &serde_json::json!({ "paused": paused }), None)
             .await
             .map(|e| e.to_model())
     }
@@ -254,14 +250,15 @@ impl Service {
     /// diffs, contract and sealed secrets in one transaction, and drops its queued deliveries
     /// (`DELETE /api/v1/endpoints/{id}`, the console, `apidrift endpoint delete`). 404 when
     /// missing. With `if_match` (the version the caller read), only while the endpoint still has
-    /// that version, else [`ServiceError::Changed`] and the endpoint stays. The caller checks the
-    /// role (admin or above).
+    /// that version, else [`ServiceError::Changed`] and the endpoint stays.
     pub async fn delete_endpoint(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         if_match: Option<i64>,
     ) -> Result<(), ServiceError> {
+        actor.may(Action::DeleteEndpoints)?;
+        let ws = actor.workspace();
         self.store
             .delete_endpoint(ws, id, if_match)
             .await
@@ -280,8 +277,10 @@ impl Service {
     /// them must exist first: one unknown id (or one of another workspace) is a 404 and nothing
     /// is deleted. An endpoint deleted meanwhile by someone else is not counted. At most
     /// [`Service::DELETE_MANY_MAX`] ids (400 beyond); duplicates count once. Returns how many
-    /// were deleted. The caller checks the role (admin or above).
-    pub async fn delete_endpoints(&self, ws: Uuid, ids: &[Uuid]) -> Result<u32, ServiceError> {
+    /// were deleted.
+    pub async fn delete_endpoints(&self, actor: &Actor, ids: &[Uuid]) -> Result<u32, ServiceError> {
+        actor.may(Action::DeleteEndpoints)?;
+        let ws = actor.workspace();
         let mut unique: Vec<Uuid> = Vec::with_capacity(ids.len());
         for id in ids {
             if !unique.contains(id) {
@@ -300,7 +299,7 @@ impl Service {
             )));
         }
         for id in &unique {
-            self.get_endpoint(ws, *id).await?;
+            self.endpoint(ws, *id).await?;
         }
         let mut deleted = 0;
         for id in unique {
@@ -317,11 +316,13 @@ impl Service {
     /// endpoint is not in workspace `ws`).
     pub async fn list_checks(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         page: PageRequest,
     ) -> Result<Page<CheckRecord>, ServiceError> {
-        self.get_endpoint(ws, id).await?;
+        actor.may(Action::ReadEndpoints)?;
+        let ws = actor.workspace();
+        self.endpoint(ws, id).await?;
         let found = self.store.list_checks(ws, id, page).await?;
         Ok(Page {
             items: found.items.iter().map(record).collect::<Result<_, _>>()?,
@@ -333,10 +334,12 @@ impl Service {
     /// webhook is not in workspace `ws`).
     pub async fn list_deliveries(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
         page: PageRequest,
     ) -> Result<Page<DeliveryView>, ServiceError> {
+        actor.may(Action::ListWebhooks)?;
+        let ws = actor.workspace();
         self.webhook(ws, id).await?;
         let found = self.store.list_deliveries(ws, id, page).await?;
         Ok(Page {
@@ -363,9 +366,11 @@ impl Service {
     /// retried. 404 when missing, 503 without a key.
     pub async fn test_webhook(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
     ) -> Result<WebhookTestResult, ServiceError> {
+        actor.may(Action::ManageWebhooks)?;
+        let ws = actor.workspace();
         let hook = self.webhook(ws, id).await?;
         let keys = self.keys_or(", so the webhook secret cannot be opened")?;
         let secret = keys

@@ -27,6 +27,7 @@
 //! budget before the document), the document (400), then on import the workspace's plan (402)
 //! and each entry on its own (D6 reasons in `skipped`).
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
@@ -707,13 +708,19 @@ impl Service {
     }
 
     /// Parses the request's document into candidates; with `import`, creates the selected,
-    /// importable ones in workspace `ws` (D6 rules: plan limit, validation per entry). The caller
-    /// has checked that the caller may create endpoints when [`ParseRequest::import`] is true.
+    /// importable ones in the actor's workspace (D6 rules: plan limit, validation per entry). A
+    /// listing is [`Action::ParseOpenApi`], an import [`Action::CreateEndpoints`].
     pub async fn openapi(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         request: ParseRequest,
     ) -> Result<ParseResult, ServiceError> {
+        actor.may(if request.import() {
+            Action::CreateEndpoints
+        } else {
+            Action::ParseOpenApi
+        })?;
+        let ws = actor.workspace();
         let ParseRequest {
             document,
             import,

@@ -3,6 +3,7 @@
 //! and never carries the body itself. A fetch that fails is [`ServiceError::Invalid`] naming the
 //! cause.
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
 use apidrift_diff::Shape;
@@ -12,7 +13,6 @@ use apidrift_monitor::FetchRequest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
-use uuid::Uuid;
 
 /// Per-request timeout of a probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,7 +53,9 @@ pub struct ProbeResult {
 impl Service {
     /// Probes the URL of a probe request body (`{"url", "method"?, "headers"?}`) for workspace
     /// `ws` (whose idle connections the request may reuse).
-    pub async fn probe(&self, ws: Uuid, body: &Value) -> Result<ProbeResult, ServiceError> {
+    pub async fn probe(&self, actor: &Actor, body: &Value) -> Result<ProbeResult, ServiceError> {
+        actor.may(Action::ProbeUrls)?;
+        let ws = actor.workspace();
         let request: ProbeRequest = serde_json::from_value(body.clone())
             .map_err(|e| ServiceError::Invalid(format!("request body: {e}")))?;
         let method = match request.method.as_deref() {

@@ -1,7 +1,9 @@
-//! Reads as use cases: the lists and pages the API and the console show, each scoped to one
-//! workspace, with typed filters and pages. A front door never reads the store itself, so "a
-//! caller sees only its workspace" and the shape of each answer are written here, once.
+//! Reads as use cases: the lists and pages the API and the console show, each scoped to the
+//! caller's workspace, with typed filters and pages. A front door never reads the store itself, so
+//! "a caller sees only its workspace" and the shape of each answer are written here, once. Every
+//! read of a caller's data is [`Action::ReadEndpoints`].
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
 use apidrift_model::{DiffDetail, DiffSummary};
@@ -11,56 +13,101 @@ use apidrift_store::{
 use uuid::Uuid;
 
 impl Service {
-    /// The workspace's endpoints matching `filter`, newest first, one page with the total.
+    /// The actor's endpoints matching `filter`, newest first, one page with the total.
     pub async fn list_endpoints(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         filter: &EndpointFilter,
         page: PageRequest,
     ) -> Result<Page<StoredEndpoint>, ServiceError> {
-        Ok(self.store.list_endpoints(ws, filter, page).await?)
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self
+            .store
+            .list_endpoints(actor.workspace(), filter, page)
+            .await?)
     }
 
-    /// Endpoint `id` of workspace `ws`, or `None` (unknown, or another workspace's).
+    /// Endpoint `id` of the actor's workspace, or 404.
+    pub async fn get_endpoint(
+        &self,
+        actor: &Actor,
+        id: Uuid,
+    ) -> Result<StoredEndpoint, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
+        self.endpoint(actor.workspace(), id).await
+    }
+
+    /// Endpoint `id` of workspace `ws`, or 404 (for the use cases, which checked their caller).
+    pub(crate) async fn endpoint(
+        &self,
+        ws: Uuid,
+        id: Uuid,
+    ) -> Result<StoredEndpoint, ServiceError> {
+        self.store
+            .get_endpoint(ws, id)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("endpoint", id))
+    }
+
+    /// The current version of endpoint `id` (404 when missing), for a caller about to change it
+    /// who named several versions it may have read (`If-Match: "3", "4"`).
+    pub async fn endpoint_version(&self, actor: &Actor, id: Uuid) -> Result<i64, ServiceError> {
+        actor.may(Action::UpdateEndpoints)?;
+        Ok(self.endpoint(actor.workspace(), id).await?.version)
+    }
+
+    /// Endpoint `id` of the actor's workspace, or `None` (unknown, or another workspace's).
     pub async fn find_endpoint(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
     ) -> Result<Option<StoredEndpoint>, ServiceError> {
-        Ok(self.store.get_endpoint(ws, id).await?)
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self.store.get_endpoint(actor.workspace(), id).await?)
     }
 
-    /// Diff `id` of workspace `ws`, or `None` (unknown, or another workspace's).
-    pub async fn find_diff(&self, ws: Uuid, id: Uuid) -> Result<Option<DiffDetail>, ServiceError> {
-        Ok(self.store.get_diff(ws, id).await?)
-    }
-
-    /// The newest diff of endpoint `id` of workspace `ws`, with its changes; `None` when it
-    /// never produced one (or is not the workspace's).
-    pub async fn latest_diff(
+    /// Diff `id` of the actor's workspace, or `None` (unknown, or another workspace's).
+    pub async fn find_diff(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         id: Uuid,
     ) -> Result<Option<DiffDetail>, ServiceError> {
-        Ok(self.store.latest_diff(ws, id).await?)
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self.store.get_diff(actor.workspace(), id).await?)
     }
 
-    /// Diff `id` of workspace `ws` with its changes; not found for another workspace's.
-    pub async fn get_diff(&self, ws: Uuid, id: Uuid) -> Result<DiffDetail, ServiceError> {
+    /// The newest diff of endpoint `id` of the actor's workspace, with its changes; `None` when
+    /// it never produced one (or is not the workspace's).
+    pub async fn latest_diff(
+        &self,
+        actor: &Actor,
+        id: Uuid,
+    ) -> Result<Option<DiffDetail>, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self.store.latest_diff(actor.workspace(), id).await?)
+    }
+
+    /// Diff `id` of the actor's workspace with its changes; not found for another workspace's.
+    pub async fn get_diff(&self, actor: &Actor, id: Uuid) -> Result<DiffDetail, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
         self.store
-            .get_diff(ws, id)
+            .get_diff(actor.workspace(), id)
             .await?
             .ok_or_else(|| ServiceError::not_found("diff", id))
     }
 
-    /// The workspace's diffs matching `filter`, newest first, one page with the total.
+    /// The actor's diffs matching `filter`, newest first, one page with the total.
     pub async fn list_diffs(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         filter: &DiffFilter,
         page: PageRequest,
     ) -> Result<Page<DiffSummary>, ServiceError> {
-        Ok(self.store.list_diffs(ws, filter, page).await?)
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self
+            .store
+            .list_diffs(actor.workspace(), filter, page)
+            .await?)
     }
 
     /// Whether the store answers (`GET /healthz`).

@@ -3,6 +3,7 @@
 //! token, and the first-run bootstrap (D2: the workspace `default`, an owner token with every
 //! scope, the console user `admin@localhost`).
 
+use super::actions::{Action, Actor};
 use super::base::{Service, b64, random_bytes};
 use super::error::ServiceError;
 use apidrift_model::{Plan, Role, Scope};
@@ -19,10 +20,9 @@ pub const MAX_NAME: usize = 200;
 /// Longest expiry accepted, in days (100 years).
 pub const MAX_EXPIRY_DAYS: u32 = 36_500;
 
-/// What to mint.
+/// What to mint (in the workspace of the actor minting it).
 #[derive(Debug, Clone)]
 pub struct MintToken {
-    pub workspace_id: Uuid,
     /// A label shown in listings (trimmed; may be empty).
     pub name: String,
     /// Granted scopes, in the order first named; empty means the default (`endpoints:read`).
@@ -30,9 +30,6 @@ pub struct MintToken {
     pub role: Role,
     /// Days until the token expires; `None` for never.
     pub expires_in_days: Option<u32>,
-    /// The role of the console user minting it, which the token may not outrank; `None` for the
-    /// operator (CLI).
-    pub granted_by: Option<Role>,
 }
 
 /// A minted token: the stored row, and the text, shown this once.
@@ -88,9 +85,15 @@ fn scopes_or_default(given: Vec<Scope>) -> Vec<Scope> {
 }
 
 impl Service {
-    /// Mints a token. [`ServiceError::Forbidden`] when it would outrank the console user minting
-    /// it; 404 when the workspace does not exist.
-    pub async fn mint_token(&self, mint: MintToken) -> Result<MintedToken, ServiceError> {
+    /// Mints a token in the actor's workspace. [`ServiceError::Forbidden`] when it would outrank
+    /// the actor's role (the operator has none: any role); 404 when the workspace does not exist.
+    pub async fn mint_token(
+        &self,
+        actor: &Actor,
+        mint: MintToken,
+    ) -> Result<MintedToken, ServiceError> {
+        actor.may(Action::ManageTokens)?;
+        let workspace_id = actor.workspace();
         let name = mint.name.trim().to_owned();
         apidrift_model::validate::refuse_nul("name", &name).map_err(ServiceError::Invalid)?;
         if name.chars().count() > MAX_NAME {
@@ -98,7 +101,7 @@ impl Service {
                 "name: at most {MAX_NAME} characters"
             )));
         }
-        if let Some(by) = mint.granted_by
+        if let Some(by) = actor.role()
             && mint.role > by
         {
             return Err(ServiceError::Forbidden(format!(
@@ -124,7 +127,7 @@ impl Service {
             .store
             .create_token(NewToken {
                 id: new_id(),
-                workspace_id: mint.workspace_id,
+                workspace_id,
                 name,
                 token_hash: secret.hash(),
                 hint: secret.hint(),
@@ -135,30 +138,36 @@ impl Service {
             })
             .await
             .map_err(|e| match e {
-                StoreError::NotFound => ServiceError::not_found("workspace", mint.workspace_id),
+                StoreError::NotFound => ServiceError::not_found("workspace", workspace_id),
                 other => other.into(),
             })?;
         Ok(MintedToken { token, secret })
     }
 
-    /// Every token of workspace `ws`, oldest first. 404 when the workspace does not exist.
-    pub async fn list_tokens(&self, ws: Uuid) -> Result<Vec<StoredToken>, ServiceError> {
+    /// Every token of the actor's workspace, oldest first. 404 when the workspace does not exist.
+    pub async fn list_tokens(&self, actor: &Actor) -> Result<Vec<StoredToken>, ServiceError> {
+        actor.may(Action::ManageTokens)?;
+        let ws = actor.workspace();
         self.workspace(ws).await?;
         Ok(self.store.list_tokens(ws).await?)
     }
 
-    /// Revokes token `id` (idempotent): of workspace `ws`, or of any workspace for the operator
-    /// (`ws` = `None`). It stops authenticating at once.
-    pub async fn revoke_token(
-        &self,
-        ws: Option<Uuid>,
-        id: Uuid,
-    ) -> Result<StoredToken, ServiceError> {
-        let now = self.now();
-        let revoked = match ws {
-            Some(ws) => self.store.revoke_token(ws, id, now).await,
-            None => self.store.revoke_token_by_id(id, now).await,
-        };
+    /// Revokes token `id` of the actor's workspace (idempotent). It stops authenticating at once.
+    pub async fn revoke_token(&self, actor: &Actor, id: Uuid) -> Result<StoredToken, ServiceError> {
+        actor.may(Action::ManageTokens)?;
+        let revoked = self
+            .store
+            .revoke_token(actor.workspace(), id, self.now())
+            .await;
+        revoked.map_err(|e| match e {
+            StoreError::NotFound => ServiceError::not_found("token", id),
+            other => other.into(),
+        })
+    }
+
+    /// Operator: revokes token `id` of any workspace (idempotent; `apidrift token revoke`).
+    pub async fn revoke_any_token(&self, id: Uuid) -> Result<StoredToken, ServiceError> {
+        let revoked = self.store.revoke_token_by_id(id, self.now()).await;
         revoked.map_err(|e| match e {
             StoreError::NotFound => ServiceError::not_found("token", id),
             other => other.into(),
@@ -207,14 +216,15 @@ impl Service {
             .create_workspace("default", Plan::Enterprise, None, None)
             .await?;
         let token = self
-            .mint_token(MintToken {
-                workspace_id: workspace.id,
-                name: "bootstrap owner".into(),
-                scopes: Scope::ALL.to_vec(),
-                role: Role::Owner,
-                expires_in_days: None,
-                granted_by: None,
-            })
+            .mint_token(
+                &Actor::operator(workspace.id),
+                MintToken {
+                    name: "bootstrap owner".into(),
+                    scopes: Scope::ALL.to_vec(),
+                    role: Role::Owner,
+                    expires_in_days: None,
+                },
+            )
             .await?;
         let admin_email = "admin@localhost".to_owned();
         let admin_password = b64(&random_bytes::<18>()?);

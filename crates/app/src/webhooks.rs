@@ -15,6 +15,7 @@
 //! in it says the full one is sealed (a parsed URL never holds `…`: it is percent-encoded).
 //! [`delivery_target`] reads both forms, so rows stored before keep working.
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
 use apidrift_model::{Severity, timestamp};
@@ -187,9 +188,11 @@ impl Service {
     /// it was generated.
     pub async fn create_webhook(
         &self,
-        ws: Uuid,
+        actor: &Actor,
         body: &Value,
     ) -> Result<WebhookView, ServiceError> {
+        actor.may(Action::ManageWebhooks)?;
+        let ws = actor.workspace();
         let input = self.webhook_input(body)?;
         let keys = self.keys_or(", so webhook secrets cannot be sealed")?;
         let generated = match input.secret {
@@ -234,13 +237,17 @@ impl Service {
     }
 
     /// Every webhook of workspace `ws`, oldest first, without secrets.
-    pub async fn list_webhooks(&self, ws: Uuid) -> Result<Vec<WebhookView>, ServiceError> {
+    pub async fn list_webhooks(&self, actor: &Actor) -> Result<Vec<WebhookView>, ServiceError> {
+        actor.may(Action::ListWebhooks)?;
+        let ws = actor.workspace();
         let hooks = self.store.list_webhooks(ws).await?;
         hooks.iter().map(|w| view(w, None)).collect()
     }
 
     /// Removes webhook `id` of workspace `ws` and its pending deliveries.
-    pub async fn delete_webhook(&self, ws: Uuid, id: Uuid) -> Result<(), ServiceError> {
+    pub async fn delete_webhook(&self, actor: &Actor, id: Uuid) -> Result<(), ServiceError> {
+        actor.may(Action::ManageWebhooks)?;
+        let ws = actor.workspace();
         self.store
             .delete_webhook(ws, id)
             .await

@@ -2,7 +2,7 @@
 //! filter, the `operations` subset, `already registered` on a second import, contracts attached,
 //! the plan limit (402 when full, `plan endpoint limit reached` past it), and the size limit.
 
-use apidrift_app::{Service, ServiceError};
+use apidrift_app::{Actor, Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
 use apidrift_store::{EndpointFilter, NewWorkspace, PageRequest, Store, new_id};
@@ -54,7 +54,7 @@ impl World {
     async fn run(&self, ws: Uuid, body: Value) -> Result<Value, ServiceError> {
         let bytes = bytes::Bytes::from(body.to_string());
         let request = self.service.read_parse_request(bytes).await?;
-        let result = self.service.openapi(ws, request).await?;
+        let result = self.service.openapi(&Actor::operator(ws), request).await?;
         serde_json::to_value(result).map_err(|e| ServiceError::Internal(e.to_string()))
     }
 }

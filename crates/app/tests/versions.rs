@@ -3,7 +3,7 @@
 //! `ServiceError::Changed` and writes nothing (update and delete); without one, concurrent
 //! PATCHes of different fields all land.
 
-use apidrift_app::{Service, ServiceError};
+use apidrift_app::{Actor, Service, ServiceError};
 use apidrift_model::Plan;
 use apidrift_model::net::AllowList;
 use apidrift_seal::{KeyRing, SecretKey};
@@ -53,7 +53,7 @@ impl World {
         let created = self
             .service
             .register_endpoints(
-                self.ws,
+                &Actor::operator(self.ws),
                 &json!({"name": name, "url": "https://api.example.com/items", "timeoutMs": 1000}),
             )
             .await?;
@@ -84,17 +84,22 @@ async fn expected_versions(backend: Backend) -> TestResult {
     };
     let s = &w.service;
     let id = w.endpoint("versioned").await?;
-    assert_eq!(s.get_endpoint(w.ws, id).await?.version, 1);
+    assert_eq!(s.get_endpoint(&Actor::operator(w.ws), id).await?.version, 1);
 
     // The current version: written, +1.
     let e = s
-        .update_endpoint(w.ws, id, &json!({"name": "two"}), Some(1))
+        .update_endpoint(&Actor::operator(w.ws), id, &json!({"name": "two"}), Some(1))
         .await?;
     assert_eq!((e.settings.name.as_str(), e.version), ("two", 2));
 
     // A stale one: Changed, with the text the API answers, and nothing written.
     match s
-        .update_endpoint(w.ws, id, &json!({"name": "lost"}), Some(1))
+        .update_endpoint(
+            &Actor::operator(w.ws),
+            id,
+            &json!({"name": "lost"}),
+            Some(1),
+        )
         .await
     {
         Err(e @ ServiceError::Changed { .. }) => {
@@ -102,29 +107,39 @@ async fn expected_versions(backend: Backend) -> TestResult {
         }
         other => return Err(format!("stale update: {other:?}").into()),
     }
-    assert_eq!(s.get_endpoint(w.ws, id).await?, e);
+    assert_eq!(s.get_endpoint(&Actor::operator(w.ws), id).await?, e);
 
     // An invalid field with a stale version: the request is checked first (RFC 9110 evaluates
     // preconditions after the normal request checks), so the field is named, and nothing is
     // written.
     match s
-        .update_endpoint(w.ws, id, &json!({"timeoutMs": 0}), Some(1))
+        .update_endpoint(
+            &Actor::operator(w.ws),
+            id,
+            &json!({"timeoutMs": 0}),
+            Some(1),
+        )
         .await
     {
         Err(ServiceError::Invalid(m)) if m.starts_with("timeoutMs:") => {}
         other => return Err(format!("stale invalid update: {other:?}").into()),
     }
-    assert_eq!(s.get_endpoint(w.ws, id).await?, e);
+    assert_eq!(s.get_endpoint(&Actor::operator(w.ws), id).await?, e);
 
     // Pause and resume are edits.
-    s.set_paused(w.ws, id, true).await?;
-    s.set_paused(w.ws, id, false).await?;
-    let e = s.get_endpoint(w.ws, id).await?;
+    s.set_paused(&Actor::operator(w.ws), id, true).await?;
+    s.set_paused(&Actor::operator(w.ws), id, false).await?;
+    let e = s.get_endpoint(&Actor::operator(w.ws), id).await?;
     assert_eq!((e.version, e.paused), (4, false));
 
     // A missing endpoint is NotFound whatever the version.
     match s
-        .update_endpoint(w.ws, new_id(), &json!({"name": "x"}), Some(1))
+        .update_endpoint(
+            &Actor::operator(w.ws),
+            new_id(),
+            &json!({"name": "x"}),
+            Some(1),
+        )
         .await
     {
         Err(ServiceError::NotFound { .. }) => {}
@@ -132,14 +147,15 @@ async fn expected_versions(backend: Backend) -> TestResult {
     }
 
     // Delete: a stale version keeps the endpoint, the current one deletes it.
-    match s.delete_endpoint(w.ws, id, Some(3)).await {
+    match s.delete_endpoint(&Actor::operator(w.ws), id, Some(3)).await {
         Err(ServiceError::Changed { .. }) => {}
         other => return Err(format!("stale delete: {other:?}").into()),
     }
-    assert_eq!(s.get_endpoint(w.ws, id).await?, e);
-    s.delete_endpoint(w.ws, id, Some(4)).await?;
+    assert_eq!(s.get_endpoint(&Actor::operator(w.ws), id).await?, e);
+    s.delete_endpoint(&Actor::operator(w.ws), id, Some(4))
+        .await?;
     assert!(matches!(
-        s.get_endpoint(w.ws, id).await,
+        s.get_endpoint(&Actor::operator(w.ws), id).await,
         Err(ServiceError::NotFound { .. })
     ));
     Ok(())
@@ -170,14 +186,15 @@ async fn concurrent_patches_of_different_fields(backend: Backend) -> TestResult 
             let s = w.service.clone();
             let ws = w.ws;
             tasks.push(tokio::spawn(async move {
-                s.update_endpoint(ws, id, &body, None).await
+                s.update_endpoint(&Actor::operator(ws), id, &body, None)
+                    .await
             }));
         }
         for t in tasks {
             t.await??;
         }
         version += 8;
-        let e = w.service.get_endpoint(w.ws, id).await?;
+        let e = w.service.get_endpoint(&Actor::operator(w.ws), id).await?;
         assert_eq!(e.settings.name, format!("racy {round}"));
         assert_eq!(e.settings.timeout_ms, 2000 + round);
         assert_eq!(e.settings.environment, format!("env-{round}"));

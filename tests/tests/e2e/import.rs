@@ -386,6 +386,125 @@ components:
     Ok(())
 }
 
+/// A document shaped like GitHub's REST description: path parameters declared once under
+/// `components/parameters` and reached by `$ref`, with no examples. Listing names the values each
+/// operation needs (`parametersNeeded`); an import with `"parameters"` creates every GET whose
+/// parameters were given (URLs filled in and percent-encoded), and skips the one whose `org` was
+/// not, naming it and the field that supplies it.
+fn github_shaped_parameters(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, VARS)? else {
+        return Ok(());
+    };
+    workspace_with_owner(&env, "github")?;
+    let server = env.serve(&[])?;
+    let (cookie, csrf) = login(&server)?;
+    let doc = r##"
+openapi: 3.0.3
+info: {title: GitHub v3 REST API, version: 1.1.4}
+servers: [{url: "https://api.github.com"}]
+paths:
+  /meta:
+    get:
+      operationId: meta/get
+      responses: {"200": {description: Response, content: {application/json: {schema: {type: object}}}}}
+  /repos/{owner}/{repo}:
+    get:
+      operationId: repos/get
+      parameters: [{$ref: '#/components/parameters/owner'}, {$ref: '#/components/parameters/repo'}]
+      responses: {"200": {description: Response, content: {application/json: {schema: {type: object}}}}}
+  /repos/{owner}/{repo}/issues/{issue_number}:
+    parameters: [{$ref: '#/components/parameters/owner'}, {$ref: '#/components/parameters/repo'}]
+    get:
+      operationId: issues/get
+      parameters: [{$ref: '#/components/parameters/issue-number'}]
+      responses: {"200": {description: Response, content: {application/json: {schema: {type: object}}}}}
+    patch:
+      operationId: issues/update
+      parameters: [{$ref: '#/components/parameters/issue-number'}]
+      responses: {"200": {description: Response}}
+  /users/{username}:
+    get:
+      operationId: users/get-by-username
+      parameters: [{$ref: '#/components/parameters/username'}]
+      responses: {"200": {description: Response, content: {application/json: {schema: {type: object}}}}}
+  /orgs/{org}/repos:
+    get:
+      operationId: repos/list-for-org
+      parameters: [{$ref: '#/components/parameters/org'}]
+      responses: {"200": {description: Response, content: {application/json: {schema: {type: array}}}}}
+components:
+  parameters:
+    owner: {name: owner, description: The account owner of the repository., in: path, required: true, schema: {type: string}}
+    repo: {name: repo, description: The name of the repository., in: path, required: true, schema: {type: string}}
+    issue-number: {name: issue_number, description: The number that identifies the issue., in: path, required: true, schema: {type: integer}}
+    username: {name: username, description: The handle for the GitHub user account., in: path, required: true, schema: {type: string}}
+    org: {name: org, description: The organization name., in: path, required: true, schema: {type: string}}
+"##;
+    // Listing: which values each operation needs.
+    let body = json!({ "document": doc }).to_string().into_bytes();
+    let (status, listed) = import(&server, &cookie, &csrf, body)?;
+    assert_eq!(status, 200, "{listed}");
+    let ops = listed["operations"].as_array().ok_or("no operations")?;
+    let needed = |id: &str| {
+        ops.iter()
+            .find(|o| o["operationId"] == id)
+            .map(|o| o["parametersNeeded"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(needed("meta/get"), json!([]));
+    assert_eq!(
+        needed("issues/get"),
+        json!(["owner", "repo", "issue_number"])
+    );
+    assert_eq!(needed("repos/list-for-org"), json!(["org"]));
+
+    let body = json!({
+        "document": doc,
+        "import": true,
+        "parameters": {"owner": "octocat", "repo": "Hello World", "issue_number": 1347, "username": "octocat"},
+    })
+    .to_string()
+    .into_bytes();
+    let (status, answer) = import(&server, &cookie, &csrf, body)?;
+    assert_eq!(status, 201, "{answer}");
+    let mut urls: Vec<&str> = answer["import"]["endpoints"]
+        .as_array()
+        .ok_or("no endpoints")?
+        .iter()
+        .filter_map(|e| e["url"].as_str())
+        .collect();
+    urls.sort_unstable();
+    assert_eq!(
+        urls,
+        [
+            "https://api.github.com/meta",
+            "https://api.github.com/repos/octocat/Hello%20World",
+            "https://api.github.com/repos/octocat/Hello%20World/issues/1347",
+            "https://api.github.com/users/octocat",
+        ],
+        "{answer}"
+    );
+    let skipped = answer["import"]["skipped"].as_array().ok_or("no skipped")?;
+    let reasons: Vec<&str> = skipped
+        .iter()
+        .filter_map(|s| s["reason"].as_str())
+        .collect();
+    assert!(
+        reasons.iter().any(
+            |r| r.starts_with("path parameters without example values: org;")
+                && r.contains("\"parameters\"")
+        ),
+        "{answer}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("method: only GET and HEAD")),
+        "{answer}"
+    );
+    Ok(())
+}
+
 macro_rules! both_backends {
     ($($name:ident),+ $(,)?) => {$(
         mod $name {
@@ -401,4 +520,9 @@ macro_rules! both_backends {
     )+};
 }
 
-both_backends!(stripe_import, too_large, publishers_documents);
+both_backends!(
+    stripe_import,
+    too_large,
+    publishers_documents,
+    github_shaped_parameters
+);

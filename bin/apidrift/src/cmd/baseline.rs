@@ -7,7 +7,7 @@
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
-use apidrift_app::{Service, ServiceError};
+use apidrift_app::{Actor, Service, ServiceError};
 use apidrift_model::Uuid;
 use std::process::ExitCode;
 
@@ -56,6 +56,12 @@ pub async fn workspace_of(
 /// The workspace a command works in: `--workspace` (or `APIDRIFT_WORKSPACE`) when given, else
 /// the database's only workspace; with none or several, an error that says what to do (and
 /// lists them).
+/// The operator acting on the workspace `given`, or on the only workspace there is
+/// ([`the_workspace`]).
+pub async fn operator(service: &Service, given: Option<Uuid>) -> Result<Actor, CliError> {
+    Ok(Actor::operator(the_workspace(service, given).await?))
+}
+
 pub async fn the_workspace(service: &Service, given: Option<Uuid>) -> Result<Uuid, CliError> {
     if let Some(workspace) = given {
         return Ok(workspace);
@@ -87,7 +93,7 @@ pub fn run(global: &GlobalArgs, command: BaselineCommand) -> Result<ExitCode, Cl
         let service = db::service(&settings, true).await?;
         let workspace = workspace_of(&service, args.workspace, args.endpoint).await?;
         let captured = service
-            .capture_baseline_sampled(workspace, args.endpoint, args.samples)
+            .capture_baseline_sampled(&Actor::operator(workspace), args.endpoint, args.samples)
             .await?;
         print_json(&captured)?;
         Ok(ExitCode::SUCCESS)

@@ -15,8 +15,7 @@ use super::gate::{Format, render};
 use super::serve::{self, ServeArgs, Startup, say};
 use crate::config::{self, Overrides, Settings};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
-use apidrift_app::FirstRun;
-use apidrift_app::Service;
+use apidrift_app::{Actor, FirstRun, Service};
 use apidrift_model::net::AllowList;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -301,9 +300,9 @@ impl Startup for Tour<'_> {
         let first = self.first.take().ok_or_else(|| {
             CliError("the demo database was not new: no first-run workspace".into())
         })?;
-        let ws = first.workspace_id;
+        let ws = Actor::operator(first.workspace_id);
         let created = service
-            .register_endpoints(ws, &demo_endpoints(self.upstream.addr))
+            .register_endpoints(&ws, &demo_endpoints(self.upstream.addr))
             .await?;
         if let Some(s) = created.skipped.first() {
             return Err(CliError(format!(
@@ -312,7 +311,7 @@ impl Startup for Tour<'_> {
             )));
         }
         for endpoint in &created.endpoints {
-            service.capture_baseline(ws, endpoint.id).await?;
+            service.capture_baseline(&ws, endpoint.id).await?;
         }
         self.upstream.drift();
         let colour = crate::color::enabled(crate::color::choice(), std::io::stdout().is_terminal());
@@ -322,7 +321,7 @@ impl Startup for Tour<'_> {
             created.endpoints.len()
         );
         for endpoint in &created.endpoints {
-            let outcome = service.run_check(ws, endpoint.id).await?;
+            let outcome = service.run_check(&ws, endpoint.id).await?;
             tour.push_str(&format!(
                 "\n  {} ({} {})\n",
                 endpoint.name, endpoint.method, endpoint.url

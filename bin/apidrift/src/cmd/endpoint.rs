@@ -8,6 +8,7 @@ use super::baseline::{parse_id, the_workspace, workspace_of};
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
+use apidrift_app::Actor;
 use apidrift_model::{EndpointList, Pagination, Uuid};
 use apidrift_store::{EndpointFilter, PageRequest};
 use serde_json::{Value, json};
@@ -71,7 +72,7 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
             };
             let found = service
                 .list_endpoints(
-                    the_workspace(&service, args.workspace).await?,
+                    &Actor::operator(the_workspace(&service, args.workspace).await?),
                     &EndpointFilter::default(),
                     page,
                 )
@@ -88,7 +89,7 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
         EndpointCommand::Show(args) => db::block_on(async {
             let service = db::service(&settings, false).await?;
             let ws = workspace_of(&service, args.workspace, args.id).await?;
-            let e = service.get_endpoint(ws, args.id).await?;
+            let e = service.get_endpoint(&Actor::operator(ws), args.id).await?;
             print_json(&json!({ "endpoint": e.to_model() }))
         })??,
         EndpointCommand::Update(args) => {
@@ -112,7 +113,7 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
                 // The CLI changes only the fields it names (no version: concurrent changes of
                 // other fields stay).
                 let e = service
-                    .update_endpoint(ws, args.target.id, &patch, None)
+                    .update_endpoint(&Actor::operator(ws), args.target.id, &patch, None)
                     .await?;
                 print_json(&json!({ "endpoint": e.to_model() }))
             })??
@@ -120,7 +121,9 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
         EndpointCommand::Delete(args) => db::block_on(async {
             let service = db::service(&settings, false).await?;
             let ws = workspace_of(&service, args.workspace, args.id).await?;
-            service.delete_endpoint(ws, args.id, None).await?;
+            service
+                .delete_endpoint(&Actor::operator(ws), args.id, None)
+                .await?;
             print_json(&json!({ "deleted": args.id }))
         })??,
         EndpointCommand::Pause(args) => pause(&settings, args, true)?,
@@ -133,7 +136,9 @@ fn pause(settings: &config::Settings, args: IdArgs, paused: bool) -> Result<(), 
     db::block_on(async {
         let service = db::service(settings, false).await?;
         let ws = workspace_of(&service, args.workspace, args.id).await?;
-        let e = service.set_paused(ws, args.id, paused).await?;
+        let e = service
+            .set_paused(&Actor::operator(ws), args.id, paused)
+            .await?;
         print_json(&json!({ "endpoint": e }))
     })?
 }

@@ -3,7 +3,7 @@
 //! the hash.
 
 use super::CliError;
-use super::baseline::the_workspace;
+use super::baseline::operator;
 use super::workspace::parse_id;
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -136,14 +136,15 @@ pub fn run(global: &GlobalArgs, command: TokenCommand) -> Result<ExitCode, CliEr
         match command {
             TokenCommand::Create(args) => {
                 let minted = service
-                    .mint_token(MintToken {
-                        workspace_id: the_workspace(&service, args.workspace).await?,
-                        name: args.name,
-                        scopes: args.scopes,
-                        role: args.role,
-                        expires_in_days: args.expires_in,
-                        granted_by: None,
-                    })
+                    .mint_token(
+                        &operator(&service, args.workspace).await?,
+                        MintToken {
+                            name: args.name,
+                            scopes: args.scopes,
+                            role: args.role,
+                            expires_in_days: args.expires_in,
+                        },
+                    )
                     .await?;
                 super::print_json(&Created {
                     id: minted.token.id,
@@ -154,13 +155,13 @@ pub fn run(global: &GlobalArgs, command: TokenCommand) -> Result<ExitCode, CliEr
             }
             TokenCommand::List(args) => {
                 let tokens = service
-                    .list_tokens(the_workspace(&service, args.workspace).await?)
+                    .list_tokens(&operator(&service, args.workspace).await?)
                     .await?;
                 let listed: Vec<Listed<'_>> = tokens.iter().map(Listed::from).collect();
                 super::print_json(&listed)
             }
             TokenCommand::Revoke(args) => {
-                let token = service.revoke_token(None, args.id).await?;
+                let token = service.revoke_any_token(args.id).await?;
                 super::print_json(&Listed::from(&token))
             }
         }

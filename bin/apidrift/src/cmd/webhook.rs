@@ -6,7 +6,7 @@
 //! may be read from `--url-stdin` so it stays out of the process list; secrets are sealed with
 //! the configured key and never printed afterwards.
 
-use super::baseline::{parse_id, the_workspace};
+use super::baseline::{operator, parse_id};
 use super::{CliError, print_json};
 use crate::config::{self, GlobalArgs};
 use crate::db;
@@ -98,7 +98,7 @@ pub fn run(global: &GlobalArgs, command: WebhookCommand) -> Result<ExitCode, Cli
             db::block_on(async {
                 let service = db::service(&settings, true).await?;
                 let view = service
-                    .create_webhook(the_workspace(&service, args.workspace).await?, &body)
+                    .create_webhook(&operator(&service, args.workspace).await?, &body)
                     .await?;
                 print_json(&view)
             })??;
@@ -107,7 +107,7 @@ pub fn run(global: &GlobalArgs, command: WebhookCommand) -> Result<ExitCode, Cli
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
                 let webhooks = service
-                    .list_webhooks(the_workspace(&service, args.workspace).await?)
+                    .list_webhooks(&operator(&service, args.workspace).await?)
                     .await?;
                 print_json(&json!({ "webhooks": webhooks }))
             })??;
@@ -116,7 +116,7 @@ pub fn run(global: &GlobalArgs, command: WebhookCommand) -> Result<ExitCode, Cli
             db::block_on(async {
                 let service = db::service(&settings, false).await?;
                 service
-                    .delete_webhook(the_workspace(&service, args.workspace).await?, args.id)
+                    .delete_webhook(&operator(&service, args.workspace).await?, args.id)
                     .await?;
                 print_json(&json!({ "removed": args.id }))
             })??;

@@ -3,18 +3,15 @@
 //! `POST /v1/webhooks/{id}/test`, with the same role (admin and above) and, for the test, the same
 //! rate-limit class (`creates`). Another workspace's webhook answers 404 like an unknown id.
 
-use super::form::SessionForm;
-use super::pages::{Page, check_form, chrome, error_page, html, parse_uuid};
+use super::form::{Form, SignedIn};
+use super::kit::{Page, chrome, error_page, html, parse_uuid};
 use super::session::Session;
 use super::views::deliveries::{DeliveryLog, DeliveryRow, TestOutcome};
 use crate::error::ApiError;
-use crate::ratelimit::Class;
-use crate::routes::probe;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use apidrift_app::WebhookTestResult;
-use apidrift_model::Role;
+use apidrift_app::{WebhookTestResult, act};
 use apidrift_store::PageRequest;
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -36,10 +33,10 @@ async fn log_page(
     offset: u64,
     test: Option<&WebhookTestResult>,
 ) -> Result<HttpResponse, ApiError> {
-    let ws = s.workspace_id();
+    let actor = s.actor();
     let hook = state
         .service
-        .list_webhooks(ws)
+        .list_webhooks(&actor)
         .await?
         .into_iter()
         .find(|w| w.id == id)
@@ -47,7 +44,7 @@ async fn log_page(
     let found = state
         .service
         .list_deliveries(
-            ws,
+            &actor,
             id,
             PageRequest {
                 limit: PAGE_SIZE,
@@ -63,7 +60,7 @@ async fn log_page(
         }
         if let Some(e) = state
             .service
-            .find_endpoint(ws, d.endpoint_id)
+            .find_endpoint(&actor, d.endpoint_id)
             .await
             .map_err(ApiError::from)?
         {
@@ -112,18 +109,19 @@ async fn log_page(
     ))
 }
 
-async fn log(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
+/// The delivery log; as the API, the role first (403, the extractor), then the webhook (404).
+async fn log(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    id: web::Path<String>,
+    signed_in: SignedIn<act::ListWebhooks>,
+) -> Page {
+    let s = signed_in.session;
     let offset = url::form_urlencoded::parse(req.query_string().as_bytes())
         .find(|(k, _)| k == "offset")
         .and_then(|(_, v)| v.parse::<u64>().ok())
         .unwrap_or(0);
     let shown = async {
-        // As the API: the role first (403), then the webhook (404).
-        s.require(Role::Admin, "manage webhooks")?;
         let id = parse_uuid(&id)?;
         log_page(&state, &s, id, offset, None).await
     }
@@ -133,18 +131,13 @@ async fn log(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>
 
 async fn send_test(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::ManageWebhooks>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let s = form.session;
     let shown = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "manage webhooks")?;
         let id = parse_uuid(&id)?;
-        let ws = s.workspace_id();
-        probe::take_budget(&state, &req, ws, Class::Creates).await?;
-        let result = state.service.test_webhook(ws, id).await?;
+        let result = state.service.test_webhook(&s.actor(), id).await?;
         log_page(&state, &s, id, 0, Some(&result)).await
     }
     .await;

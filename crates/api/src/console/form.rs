@@ -8,16 +8,24 @@
 //! therefore not make the service buffer a body at all; a signed-in one only up to the limit of
 //! the route it posts to. The login form is the one anonymous body; it has a small limit of its
 //! own ([`LOGIN_LIMIT`]).
+//!
+//! Most forms perform one action of the application's table ([`apidrift_app::actions`]) and take
+//! a [`Form<A>`] instead: after the body, the CSRF check (403), the action's weakest role (403)
+//! and one unit of the workspace's budget of the action's class (429), in that order, each
+//! refusal an error page. Pages that show what only some roles may do take a [`SignedIn<A>`]:
+//! the session and the role, no budget.
 
-use super::pages::{error_page, form_pairs, redirect};
+use super::kit::{check_form, error_page, form_pairs, redirect};
 use super::session::{self, Session};
+use crate::body::read_limited;
 use crate::error::ApiError;
-use crate::routes::read_limited;
 use crate::state::AppState;
 use actix_web::dev::Payload;
 use actix_web::error::InternalError;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
+use apidrift_app::Act;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 
 /// The body limit of a console form without a [`FormLimit`] of its own: far above any form the
@@ -85,6 +93,77 @@ impl FromRequest for SessionForm {
             }
         })
     }
+}
+
+/// A signed-in user's form performing the action `A` (a marker type of [`apidrift_app::act`]):
+/// read as [`SessionForm`], then the CSRF check, the action's role and its budget.
+pub struct Form<A: Act> {
+    pub session: Session,
+    pub pairs: Vec<(String, String)>,
+    _action: PhantomData<A>,
+}
+
+impl<A: Act> FromRequest for Form<A> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let form = SessionForm::from_request(req, payload);
+        let req = req.clone();
+        Box::pin(async move {
+            let SessionForm { session, pairs } = form.await?;
+            let allowed = async {
+                check_form(&session, &req, &pairs)?;
+                let state = app_state(&req)?;
+                state.allow(&req, &session.actor(), A::ACTION).await
+            }
+            .await;
+            match allowed {
+                Ok(()) => Ok(Form {
+                    session,
+                    pairs,
+                    _action: PhantomData,
+                }),
+                Err(e) => Err(respond(error_page(Some(&session), &e))),
+            }
+        })
+    }
+}
+
+/// A signed-in user who may perform the action `A` (its weakest role; nothing is spent), for a
+/// page that leads to it (a confirmation, a form). No session: the redirect to the login page.
+pub struct SignedIn<A: Act> {
+    pub session: Session,
+    _action: PhantomData<A>,
+}
+
+impl<A: Act> FromRequest for SignedIn<A> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, Self::Error>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let state = app_state(&req).map_err(|e| respond(error_page(None, &e)))?;
+            let session = match session::current(state, &req).await {
+                Ok(Some(s)) => s,
+                Ok(None) => return Err(respond(redirect("/console/login"))),
+                Err(e) => return Err(respond(error_page(None, &e))),
+            };
+            match session.actor().may(A::ACTION) {
+                Ok(()) => Ok(SignedIn {
+                    session,
+                    _action: PhantomData,
+                }),
+                Err(e) => Err(respond(error_page(Some(&session), &ApiError::from(e)))),
+            }
+        })
+    }
+}
+
+fn app_state(req: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
+    req.app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::Internal("application state missing".into()))
 }
 
 /// An already rendered page as the extractor's error.

@@ -1,22 +1,20 @@
 //! The endpoint lifecycle pages (D19): edit, pause/resume, delete with confirmation, and the
 //! delete of several endpoints at once (ticked in the list, or all that an import created).
-//! Thin callers of the service's update, pause and delete use cases; roles as D19 (member edits
-//! and pauses, admin and above delete).
+//! Thin callers of the service's update, pause and delete use cases; the roles are the actions'
+//! (member edits and pauses, admin and above delete).
 
 use super::edit_form::patch_of;
-use super::form::{FormLimit, SessionForm};
+use super::form::{Form, FormLimit, SignedIn};
 use super::html::url_param;
-use super::pages::{
-    Page, check_form, chrome, error_page, field, form_pairs, html, parse_uuid, redirect,
-};
+use super::kit::{Page, chrome, error_page, field, form_pairs, html, parse_uuid, redirect};
 use super::session::Session;
 use super::views::{self, edit::EditValues};
 use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
-use apidrift_app::{Service, ServiceError};
-use apidrift_model::{Cadence, Role};
+use apidrift_app::{Service, ServiceError, act};
+use apidrift_model::Cadence;
 use apidrift_store::StoredEndpoint;
 use uuid::Uuid;
 
@@ -107,21 +105,16 @@ fn edit_page(
 
 async fn endpoint_of(state: &AppState, s: &Session, id: &str) -> Result<StoredEndpoint, ApiError> {
     let id = parse_uuid(id)?;
-    Ok(state.service.get_endpoint(s.workspace_id(), id).await?)
+    Ok(state.service.get_endpoint(&s.actor(), id).await?)
 }
 
-async fn edit_form(state: web::Data<AppState>, req: HttpRequest, id: web::Path<String>) -> Page {
-    let s = super::pages::session_for(&state, &req).await;
-    let s = match s {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let found = async {
-        s.require(Role::Member, "edit endpoints")?;
-        endpoint_of(&state, &s, &id).await
-    }
-    .await;
-    Ok(match found {
+async fn edit_form(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    signed_in: SignedIn<act::EditEndpoints>,
+) -> Page {
+    let s = signed_in.session;
+    Ok(match endpoint_of(&state, &s, &id).await {
         Ok(e) => edit_page(&s, &e, values_of(&e), e.version, None),
         Err(e) => error_page(Some(&s), &e),
     })
@@ -129,18 +122,11 @@ async fn edit_form(state: web::Data<AppState>, req: HttpRequest, id: web::Path<S
 
 async fn edit_submit(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::EditEndpoints>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
-    let current = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Member, "edit endpoints")?;
-        endpoint_of(&state, &s, &id).await
-    }
-    .await;
-    let current = match current {
+    let (s, pairs) = (form.session, form.pairs);
+    let current = match endpoint_of(&state, &s, &id).await {
         Ok(e) => e,
         Err(e) => return Ok(error_page(Some(&s), &e)),
     };
@@ -158,7 +144,7 @@ async fn edit_submit(
         (_, Err(e)) => Err(e),
         (Ok(patch), Ok(shown)) => state
             .service
-            .update_endpoint(s.workspace_id(), current.id, &patch, shown)
+            .update_endpoint(&s.actor(), current.id, &patch, shown)
             .await
             .map_err(|e| match e {
                 ServiceError::Changed { .. } => {
@@ -192,20 +178,14 @@ async fn edit_submit(
 
 async fn set_paused(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::PauseEndpoints>,
     paused: bool,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let s = form.session;
     let done = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Member, "pause or resume endpoints")?;
         let id = parse_uuid(&id)?;
-        state
-            .service
-            .set_paused(s.workspace_id(), id, paused)
-            .await?;
+        state.service.set_paused(&s.actor(), id, paused).await?;
         Ok::<_, ApiError>(id)
     }
     .await;
@@ -224,37 +204,27 @@ async fn set_paused(
 
 async fn pause(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::PauseEndpoints>,
 ) -> Page {
-    set_paused(state, req, id, form, true).await
+    set_paused(state, id, form, true).await
 }
 
 async fn resume(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::PauseEndpoints>,
 ) -> Page {
-    set_paused(state, req, id, form, false).await
+    set_paused(state, id, form, false).await
 }
 
 async fn confirm_delete(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
+    signed_in: SignedIn<act::DeleteEndpoints>,
 ) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
-    let found = async {
-        s.require(Role::Admin, "delete endpoints")?;
-        endpoint_of(&state, &s, &id).await
-    }
-    .await;
-    let e = match found {
+    let s = signed_in.session;
+    let e = match endpoint_of(&state, &s, &id).await {
         Ok(e) => e,
         Err(e) => return Ok(error_page(Some(&s), &e)),
     };
@@ -281,12 +251,11 @@ async fn confirm_delete(
 
 async fn delete(
     state: web::Data<AppState>,
-    req: HttpRequest,
     id: web::Path<String>,
-    form: SessionForm,
+    form: Form<act::DeleteEndpoints>,
 ) -> Page {
     let id = parse_uuid(&id).map(|id| vec![id]);
-    delete_confirmed(state, req, form, |_| id).await
+    delete_confirmed(state, form, |_| id).await
 }
 
 /// The endpoints a bulk delete names: every `id` field, in order, duplicates once. An id that
@@ -316,17 +285,17 @@ fn ids_of(pairs: &[(String, String)]) -> Result<Vec<Uuid>, ApiError> {
 
 /// The confirmation of a bulk delete (`GET /console/endpoints/delete?id=…&id=…`): names every
 /// endpoint (name, method, URL) before anything is deleted.
-async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Page {
-    let s = match super::pages::session_for(&state, &req).await {
-        Ok(s) => s,
-        Err(resp) => return Ok(resp),
-    };
+async fn confirm_delete_many(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    signed_in: SignedIn<act::DeleteEndpoints>,
+) -> Page {
+    let s = signed_in.session;
     let pairs = form_pairs(req.query_string().as_bytes());
     let found = async {
-        s.require(Role::Admin, "delete endpoints")?;
         let mut endpoints = Vec::new();
         for id in ids_of(&pairs)? {
-            endpoints.push(state.service.get_endpoint(s.workspace_id(), id).await?);
+            endpoints.push(state.service.get_endpoint(&s.actor(), id).await?);
         }
         Ok::<_, ApiError>(endpoints)
     }
@@ -365,33 +334,27 @@ async fn confirm_delete_many(state: web::Data<AppState>, req: HttpRequest) -> Pa
 
 /// `POST /console/endpoints/delete` (from the confirmation): deletes them all, then the list
 /// says how many.
-async fn delete_many(state: web::Data<AppState>, req: HttpRequest, form: SessionForm) -> Page {
-    delete_confirmed(state, req, form, ids_of).await
+async fn delete_many(state: web::Data<AppState>, form: Form<act::DeleteEndpoints>) -> Page {
+    delete_confirmed(state, form, ids_of).await
 }
 
 /// A confirmed delete of one endpoint or several (`ids` reads them from the form): CSRF, the
-/// admin role and the confirmation field first, then the service's use case; the list then says
-/// how many went.
+/// admin role and the budget (the form's extractor) and the confirmation field first, then the
+/// service's use case; the list then says how many went.
 async fn delete_confirmed(
     state: web::Data<AppState>,
-    req: HttpRequest,
-    form: SessionForm,
+    form: Form<act::DeleteEndpoints>,
     ids: impl FnOnce(&[(String, String)]) -> Result<Vec<Uuid>, ApiError>,
 ) -> Page {
-    let SessionForm { session: s, pairs } = form;
+    let (s, pairs) = (form.session, form.pairs);
     let done = async {
-        check_form(&s, &req, &pairs)?;
-        s.require(Role::Admin, "delete endpoints")?;
         if field(&pairs, "confirm") != Some("yes") {
             return Err(ApiError::BadRequest(
                 "confirm: open the delete page and confirm there".into(),
             ));
         }
         let ids = ids(&pairs)?;
-        Ok(state
-            .service
-            .delete_endpoints(s.workspace_id(), &ids)
-            .await?)
+        Ok(state.service.delete_endpoints(&s.actor(), &ids).await?)
     }
     .await;
     Ok(match done {

@@ -20,6 +20,7 @@ use actix_web::cookie::{Cookie, SameSite};
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 pub use apidrift_app::users::{ABSOLUTE_SECS, IDLE_SECS};
+use apidrift_app::{Action, Actor};
 use apidrift_model::Role;
 use apidrift_store::StoredSession;
 use std::future::Future;
@@ -108,15 +109,14 @@ impl Session {
         &self.stored.email
     }
 
-    /// Refuses a role weaker than `min` with a 403 naming it (D4 wording).
-    pub fn require(&self, min: Role, action: &str) -> Result<(), ApiError> {
-        if self.role() < min {
-            return Err(ApiError::Forbidden(format!(
-                "role {} cannot {action}",
-                self.role()
-            )));
-        }
-        Ok(())
+    /// The signed-in user as the use cases take it: every scope, the membership's role.
+    pub fn actor(&self) -> Actor {
+        Actor::session(self.workspace_id(), self.role())
+    }
+
+    /// Whether the user may perform `action` (to offer its button on a page).
+    pub fn can(&self, action: Action) -> bool {
+        self.actor().may(action).is_ok()
     }
 
     /// The CSRF check of a state-changing request: same-origin `Origin` (or `Referer`) and the

@@ -3,24 +3,13 @@
 //! (`baselineVersion` + 1) and sets health `healthy` when it was the endpoint's latest diff.
 //! Idempotent: accepting an accepted diff answers the same body and records nothing.
 
-use crate::auth::{Authed, Policy};
+use crate::auth::Authed;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::routes::parse_id;
 use crate::state::AppState;
 use actix_web::{HttpResponse, post, web};
-use apidrift_app::Accepted;
-use apidrift_model::{ErrorBody, Role, Scope};
-
-/// Accepting diffs: `baselines:write`, admin or above, checks class (it captures a baseline).
-#[derive(Debug)]
-pub enum AcceptDiffs {}
-impl Policy for AcceptDiffs {
-    const SCOPE: Scope = Scope::BaselinesWrite;
-    const MIN_ROLE: Role = Role::Admin;
-    const ACTION: &'static str = "accept diffs";
-    const CLASS: Class = Class::Checks;
-}
+use apidrift_app::{Accepted, act};
+use apidrift_model::ErrorBody;
 
 /// Accept a diff: its response becomes the new baseline.
 #[utoipa::path(
@@ -41,11 +30,11 @@ impl Policy for AcceptDiffs {
 )]
 #[post("/diffs/{id}/accept")]
 pub async fn accept_diff(
-    auth: Authed<AcceptDiffs>,
+    auth: Authed<act::AcceptDiffs>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let accepted = state.service.accept_diff(auth.workspace_id, id).await?;
+    let accepted = state.service.accept_diff(&auth.actor, id).await?;
     Ok(HttpResponse::Ok().json(accepted))
 }

@@ -5,13 +5,13 @@
 //! serialises concurrent checks of one endpoint. A fetch that fails is never a 5xx: a check
 //! records it as a `status_changed` change (200), a capture answers 400 naming the cause.
 
-use crate::auth::{Authed, CaptureBaselines, RunChecks};
+use crate::auth::Authed;
 use crate::error::ApiError;
 use crate::routes::{parse_id, read_optional_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use apidrift_app::BaselineCaptured;
 use apidrift_app::MAX_SAMPLES;
+use apidrift_app::{BaselineCaptured, act};
 use apidrift_model::{CheckResponse, ErrorBody};
 use serde_json::Value;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -27,12 +27,12 @@ pub fn configure_v1(config: &mut ServiceConfig) {
 }
 
 async fn check(
-    auth: Authed<RunChecks>,
+    auth: Authed<act::RunChecks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let outcome = state.service.run_check(auth.workspace_id, id).await?;
+    let outcome = state.service.run_check(&auth.actor, id).await?;
     Ok(HttpResponse::Ok().json(outcome.to_response()))
 }
 
@@ -56,7 +56,7 @@ async fn check(
 )]
 #[post("/endpoints/{id}/check")]
 pub async fn run_check(
-    auth: Authed<RunChecks>,
+    auth: Authed<act::RunChecks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -83,7 +83,7 @@ pub async fn run_check(
 )]
 #[post("/endpoints/{id}/check")]
 pub async fn run_check_v1(
-    auth: Authed<RunChecks>,
+    auth: Authed<act::RunChecks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -114,7 +114,7 @@ pub async fn run_check_v1(
 )]
 #[post("/endpoints/{id}/baseline")]
 pub async fn capture_baseline_v1(
-    auth: Authed<CaptureBaselines>,
+    auth: Authed<act::CaptureBaselines>,
     id: web::Path<String>,
     req: HttpRequest,
     body: web::Payload,
@@ -124,7 +124,7 @@ pub async fn capture_baseline_v1(
     let samples = samples_of(read_optional_json_body(&req, body).await?.as_ref())?;
     let captured = state
         .service
-        .capture_baseline_sampled(auth.workspace_id, id, samples)
+        .capture_baseline_sampled(&auth.actor, id, samples)
         .await?;
     Ok(HttpResponse::Created().json(captured))
 }

@@ -1,16 +1,16 @@
 //! `GET /api/v1/diffs`, `GET /api/v1/diffs/{id}` and the D13 alias
 //! `GET /v1/endpoints/{id}/diffs`.
 
-use crate::auth::{Authed, ReadEndpoints};
+use crate::auth::Authed;
 use crate::docs::{EndpointDiffsQuery, ListDiffsQuery};
 use crate::error::ApiError;
 use crate::query::Params;
 use crate::routes::parse_id;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use apidrift_app::{Actor, act};
 use apidrift_model::{DiffEnvelope, DiffList, ErrorBody, Pagination};
 use apidrift_store::{DiffFilter, PageRequest};
-use uuid::Uuid;
 
 /// List diffs across the workspace, newest first.
 #[utoipa::path(
@@ -30,14 +30,14 @@ use uuid::Uuid;
 )]
 #[get("/diffs")]
 pub async fn list_diffs(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let params = Params::parse(req.query_string())?;
     let page = params.page()?;
     let filter = params.diff_filter(true)?;
-    list(&state, auth.workspace_id, &filter, page).await
+    list(&state, &auth.actor, &filter, page).await
 }
 
 /// One diff with all its changes (never a response body).
@@ -58,12 +58,12 @@ pub async fn list_diffs(
 )]
 #[get("/diffs/{id}")]
 pub async fn get_diff(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let diff = state.service.get_diff(auth.workspace_id, id).await?;
+    let diff = state.service.get_diff(&auth.actor, id).await?;
     Ok(HttpResponse::Ok().json(DiffEnvelope { diff }))
 }
 
@@ -87,7 +87,7 @@ pub async fn get_diff(
 )]
 #[get("/endpoints/{id}/diffs")]
 pub async fn list_endpoint_diffs_v1(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     id: web::Path<String>,
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -96,20 +96,20 @@ pub async fn list_endpoint_diffs_v1(
     let page = params.page()?;
     let mut filter = params.diff_filter(false)?;
     let id = parse_id(&id)?;
-    state.service.get_endpoint(auth.workspace_id, id).await?;
+    state.service.get_endpoint(&auth.actor, id).await?;
     filter.endpoint_id = Some(id);
-    list(&state, auth.workspace_id, &filter, page).await
+    list(&state, &auth.actor, &filter, page).await
 }
 
 async fn list(
     state: &AppState,
-    workspace_id: Uuid,
+    actor: &Actor,
     filter: &DiffFilter,
     page: PageRequest,
 ) -> Result<HttpResponse, ApiError> {
     let found = state
         .service
-        .list_diffs(workspace_id, filter, page)
+        .list_diffs(actor, filter, page)
         .await
         .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(DiffList {

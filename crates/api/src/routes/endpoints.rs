@@ -1,13 +1,14 @@
 //! `GET /api/v1/endpoints`, `GET /api/v1/endpoints/{id}`, `POST /api/v1/endpoints` and its D13
 //! alias `POST /v1/endpoints`.
 
-use crate::auth::{Authed, ReadEndpoints, WriteEndpoints};
+use crate::auth::Authed;
 use crate::docs::{EndpointCreateRequest, ListEndpointsQuery};
 use crate::error::ApiError;
 use crate::query::Params;
 use crate::routes::{parse_id, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use apidrift_app::act;
 use apidrift_model::{
     CreateEndpointsResponse, EndpointEnvelope, EndpointList, ErrorBody, LatestDiff, Pagination,
 };
@@ -30,7 +31,7 @@ use apidrift_model::{
 )]
 #[get("/endpoints")]
 pub async fn list_endpoints(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
@@ -39,7 +40,7 @@ pub async fn list_endpoints(
     let filter = params.endpoint_filter()?;
     let found = state
         .service
-        .list_endpoints(auth.workspace_id, &filter, page)
+        .list_endpoints(&auth.actor, &filter, page)
         .await
         .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(EndpointList {
@@ -71,15 +72,15 @@ pub async fn list_endpoints(
 )]
 #[get("/endpoints/{id}")]
 pub async fn get_endpoint(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let endpoint = state.service.get_endpoint(auth.workspace_id, id).await?;
+    let endpoint = state.service.get_endpoint(&auth.actor, id).await?;
     let latest = state
         .service
-        .latest_diff(auth.workspace_id, id)
+        .latest_diff(&auth.actor, id)
         .await
         .map_err(ApiError::from)?;
     let latest_diff = latest.map(|d| LatestDiff {
@@ -120,7 +121,7 @@ pub async fn get_endpoint(
 )]
 #[post("/endpoints")]
 pub async fn create_endpoints(
-    auth: Authed<WriteEndpoints>,
+    auth: Authed<act::CreateEndpoints>,
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
@@ -151,7 +152,7 @@ pub async fn create_endpoints(
 )]
 #[post("/endpoints")]
 pub async fn create_endpoints_v1(
-    auth: Authed<WriteEndpoints>,
+    auth: Authed<act::CreateEndpoints>,
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
@@ -162,16 +163,13 @@ pub async fn create_endpoints_v1(
 /// D6 (`apidrift_app::Service::register_endpoints`): 201 when at least one endpoint was
 /// created, else 200 with every entry explained in `skipped`.
 async fn create(
-    auth: Authed<WriteEndpoints>,
+    auth: Authed<act::CreateEndpoints>,
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let response = state
-        .service
-        .register_endpoints(auth.workspace_id, &body)
-        .await?;
+    let response = state.service.register_endpoints(&auth.actor, &body).await?;
     Ok(if response.created > 0 {
         HttpResponse::Created().json(response)
     } else {

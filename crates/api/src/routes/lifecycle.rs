@@ -3,39 +3,17 @@
 //! `POST /v1/webhooks/{id}/test`. Thin callers of `apidrift_app::Service` (module
 //! `service::lifecycle`): the handlers authenticate, parse the id and the page, and translate.
 
-use crate::auth::{Authed, Policy, ReadEndpoints};
+use crate::auth::Authed;
 use crate::docs::{EndpointPatchDoc, PageQuery};
 use crate::error::ApiError;
 use crate::query::Params;
-use crate::ratelimit::Class;
-use crate::routes::webhooks::{ListWebhooks, ManageWebhooks};
 use crate::routes::{parse_id, precondition, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
-use apidrift_app::{CheckRecord, DeliveryView, WebhookTestResult};
-use apidrift_model::{Endpoint, ErrorBody, Pagination, Role, Scope};
+use apidrift_app::{CheckRecord, DeliveryView, WebhookTestResult, act};
+use apidrift_model::{Endpoint, ErrorBody, Pagination};
 use serde::Serialize;
 use utoipa_actix_web::service_config::ServiceConfig;
-
-/// Changing an endpoint: `endpoints:write`, member or above, creates class.
-#[derive(Debug)]
-pub enum UpdateEndpoints {}
-impl Policy for UpdateEndpoints {
-    const SCOPE: Scope = Scope::EndpointsWrite;
-    const MIN_ROLE: Role = Role::Member;
-    const ACTION: &'static str = "change endpoints";
-    const CLASS: Class = Class::Creates;
-}
-
-/// Deleting an endpoint: `endpoints:write`, admin or above, creates class.
-#[derive(Debug)]
-pub enum DeleteEndpoints {}
-impl Policy for DeleteEndpoints {
-    const SCOPE: Scope = Scope::EndpointsWrite;
-    const MIN_ROLE: Role = Role::Admin;
-    const ACTION: &'static str = "delete endpoints";
-    const CLASS: Class = Class::Creates;
-}
 
 /// Routes under `/api/v1`.
 pub fn configure_api_v1(config: &mut ServiceConfig) {
@@ -98,7 +76,7 @@ pub struct DeliveryList {
 )]
 #[patch("/endpoints/{id}")]
 pub async fn update_endpoint(
-    auth: Authed<UpdateEndpoints>,
+    auth: Authed<act::UpdateEndpoints>,
     id: web::Path<String>,
     req: HttpRequest,
     body: web::Payload,
@@ -106,10 +84,10 @@ pub async fn update_endpoint(
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
     let body = read_json_body(&req, body).await?;
-    let expected = precondition::expected_version(&req, &state, auth.workspace_id, id).await?;
+    let expected = precondition::expected_version(&req, &state, &auth.actor, id).await?;
     let endpoint = state
         .service
-        .update_endpoint(auth.workspace_id, id, &body, expected)
+        .update_endpoint(&auth.actor, id, &body, expected)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header(precondition::etag(endpoint.version))
@@ -141,16 +119,16 @@ pub async fn update_endpoint(
 )]
 #[delete("/endpoints/{id}")]
 pub async fn delete_endpoint(
-    auth: Authed<DeleteEndpoints>,
+    auth: Authed<act::DeleteEndpoints>,
     id: web::Path<String>,
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let expected = precondition::expected_version(&req, &state, auth.workspace_id, id).await?;
+    let expected = precondition::expected_version(&req, &state, &auth.actor, id).await?;
     state
         .service
-        .delete_endpoint(auth.workspace_id, id, expected)
+        .delete_endpoint(&auth.actor, id, expected)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -174,17 +152,14 @@ pub async fn delete_endpoint(
 )]
 #[get("/endpoints/{id}/checks")]
 pub async fn list_checks(
-    auth: Authed<ReadEndpoints>,
+    auth: Authed<act::ReadEndpoints>,
     id: web::Path<String>,
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
     let page = Params::parse(req.query_string())?.page()?;
-    let found = state
-        .service
-        .list_checks(auth.workspace_id, id, page)
-        .await?;
+    let found = state.service.list_checks(&auth.actor, id, page).await?;
     Ok(HttpResponse::Ok().json(CheckList {
         checks: found.items,
         pagination: Pagination {
@@ -214,17 +189,14 @@ pub async fn list_checks(
 )]
 #[get("/webhooks/{id}/deliveries")]
 pub async fn list_deliveries(
-    auth: Authed<ListWebhooks>,
+    auth: Authed<act::ListWebhooks>,
     id: web::Path<String>,
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
     let page = Params::parse(req.query_string())?.page()?;
-    let found = state
-        .service
-        .list_deliveries(auth.workspace_id, id, page)
-        .await?;
+    let found = state.service.list_deliveries(&auth.actor, id, page).await?;
     Ok(HttpResponse::Ok().json(DeliveryList {
         deliveries: found.items,
         pagination: Pagination {
@@ -254,11 +226,11 @@ pub async fn list_deliveries(
 )]
 #[post("/webhooks/{id}/test")]
 pub async fn test_webhook(
-    auth: Authed<ManageWebhooks>,
+    auth: Authed<act::ManageWebhooks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let result = state.service.test_webhook(auth.workspace_id, id).await?;
+    let result = state.service.test_webhook(&auth.actor, id).await?;
     Ok(HttpResponse::Ok().json(result))
 }

@@ -73,7 +73,7 @@ pub fn if_match(req: &HttpRequest) -> Result<IfMatch, ApiError> {
 pub async fn expected_version(
     req: &HttpRequest,
     state: &AppState,
-    workspace_id: uuid::Uuid,
+    actor: &apidrift_app::Actor,
     id: uuid::Uuid,
 ) -> Result<Option<i64>, ApiError> {
     let versions = match if_match(req)? {
@@ -81,9 +81,9 @@ pub async fn expected_version(
         m @ IfMatch::Versions(_) if m.single().is_some() => return Ok(m.single()),
         IfMatch::Versions(v) => v,
     };
-    let current = state.service.get_endpoint(workspace_id, id).await?;
-    if versions.contains(&current.version) {
-        Ok(Some(current.version))
+    let current = state.service.endpoint_version(actor, id).await?;
+    if versions.contains(&current) {
+        Ok(Some(current))
     } else {
         Err(apidrift_app::ServiceError::Changed { what: "endpoint" }.into())
     }

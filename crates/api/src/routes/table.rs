@@ -1,7 +1,8 @@
-//! The route table: every documented route, registered once for both the application
-//! ([`crate::create_app`]) and the OpenAPI document ([`crate::openapi::document`]).
+//! The route table: every documented token route, registered once for both the application
+//! ([`crate::create_app`]) and the OpenAPI document ([`crate::openapi::document`]). The
+//! console's session routes are registered beside it (`console::configure_json`).
 
-use super::{accept, checks, diffs, endpoints, health, lifecycle, openapi_import, probe, webhooks};
+use super::{accept, checks, diffs, endpoints, health, lifecycle, webhooks};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers every documented route.
@@ -9,8 +10,6 @@ pub fn configure(config: &mut ServiceConfig) {
     config
         .service(health::healthz)
         .service(health::readyz)
-        .service(probe::probe)
-        .service(openapi_import::parse_openapi)
         .service(
             utoipa_actix_web::scope("/api/v1")
                 .service(endpoints::list_endpoints)

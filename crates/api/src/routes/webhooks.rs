@@ -6,36 +6,15 @@
 //! 201) or supplied (never echoed); a PagerDuty routing key and a Slack or Discord URL are
 //! secrets too: sealed, never returned (the URL only in a redacted form).
 
-use crate::auth::{Authed, Policy};
+use crate::auth::Authed;
 use crate::error::ApiError;
-use crate::ratelimit::Class;
 use crate::routes::{parse_id, read_json_body};
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use apidrift_app::WebhookView;
-use apidrift_model::{ErrorBody, Role, Scope};
+use apidrift_app::{WebhookView, act};
+use apidrift_model::ErrorBody;
 use serde::Serialize;
 use utoipa_actix_web::service_config::ServiceConfig;
-
-/// Creating and removing webhooks: `endpoints:write`, admin or above, creates class.
-#[derive(Debug)]
-pub enum ManageWebhooks {}
-impl Policy for ManageWebhooks {
-    const SCOPE: Scope = Scope::EndpointsWrite;
-    const MIN_ROLE: Role = Role::Admin;
-    const ACTION: &'static str = "manage webhooks";
-    const CLASS: Class = Class::Creates;
-}
-
-/// Listing webhooks: the same scope and role, reads class.
-#[derive(Debug)]
-pub enum ListWebhooks {}
-impl Policy for ListWebhooks {
-    const SCOPE: Scope = Scope::EndpointsWrite;
-    const MIN_ROLE: Role = Role::Admin;
-    const ACTION: &'static str = "manage webhooks";
-    const CLASS: Class = Class::Reads;
-}
 
 /// Webhook routes under `/v1`.
 pub fn configure_v1(config: &mut ServiceConfig) {
@@ -123,16 +102,13 @@ pub enum MinSeverity {
 )]
 #[post("/webhooks")]
 pub async fn create_webhook(
-    auth: Authed<ManageWebhooks>,
+    auth: Authed<act::ManageWebhooks>,
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let body = read_json_body(&req, body).await?;
-    let webhook = state
-        .service
-        .create_webhook(auth.workspace_id, &body)
-        .await?;
+    let webhook = state.service.create_webhook(&auth.actor, &body).await?;
     Ok(HttpResponse::Created().json(WebhookEnvelope { webhook }))
 }
 
@@ -152,10 +128,10 @@ pub async fn create_webhook(
 )]
 #[get("/webhooks")]
 pub async fn list_webhooks(
-    auth: Authed<ListWebhooks>,
+    auth: Authed<act::ListWebhooks>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let webhooks = state.service.list_webhooks(auth.workspace_id).await?;
+    let webhooks = state.service.list_webhooks(&auth.actor).await?;
     Ok(HttpResponse::Ok().json(WebhookList { webhooks }))
 }
 
@@ -177,11 +153,11 @@ pub async fn list_webhooks(
 )]
 #[delete("/webhooks/{id}")]
 pub async fn delete_webhook(
-    auth: Authed<ManageWebhooks>,
+    auth: Authed<act::ManageWebhooks>,
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    state.service.delete_webhook(auth.workspace_id, id).await?;
+    state.service.delete_webhook(&auth.actor, id).await?;
     Ok(HttpResponse::NoContent().finish())
 }
