@@ -11,9 +11,9 @@ use apidrift_api::{AppState, RateLimits, create_app};
 use apidrift_app::Service;
 use apidrift_app::{Actor, MintToken};
 use apidrift_model::net::AllowList;
-use apidrift_model::{HttpMethod, Plan, Role, Scope};
+use apidrift_model::{EndpointSettings, Plan, Role, Scope};
 use apidrift_seal::{KeyRing, SecretKey};
-use apidrift_store::{NewEndpointRow, NewWorkspace, Store, new_id};
+use apidrift_store::{NewEndpointRow, NewWorkspace, SealedSecrets, Store, new_id};
 use apidrift_store_sqlite::SqliteStore;
 use serde_json::{Value, json};
 use std::error::Error;
@@ -88,25 +88,13 @@ async fn endpoint_in(store: &dyn Store, ws: Uuid) -> Result<Uuid, Box<dyn Error>
         .create_endpoints(
             ws,
             vec![NewEndpointRow {
-                retries: 1,
                 id,
-                name: "e".into(),
-                url: "https://api.example.com/users".into(),
-                method: HttpMethod::Get,
-                environment: "production".into(),
-                description: None,
-                tags: Vec::new(),
-                auth_type: apidrift_model::AuthType::None,
-                sealed_auth: None,
-                sealed_headers: None,
-                sealed_request_body: None,
-                content_type: "application/json".into(),
-                diff_mode: apidrift_model::DiffMode::Full,
-                timeout_ms: 5000,
-                schedule: None,
-                ignore_paths: Vec::new(),
-                identity_keys: Default::default(),
-                follow_redirects: false,
+                settings: EndpointSettings {
+                    diff_mode: apidrift_model::DiffMode::Full,
+                    timeout_ms: 5000,
+                    ..EndpointSettings::new("e", "https://api.example.com/users")
+                },
+                secrets: SealedSecrets::none(),
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),
             }],

@@ -14,7 +14,7 @@ use apidrift_diff::{IdentityRule, IgnorePattern};
 use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
-use apidrift_store::{NewEndpointRow, Workspace, new_id};
+use apidrift_store::{NewEndpointRow, SealedSecrets, Workspace, new_id};
 use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -92,14 +92,15 @@ impl Service {
         schedules: bool,
     ) -> Result<NewEndpoint, String> {
         let valid = validate::validate_entry(entry, &self.allow)?;
-        for (i, pattern) in valid.ignore_paths.iter().enumerate() {
+        let settings = &valid.settings;
+        for (i, pattern) in settings.ignore_paths.iter().enumerate() {
             IgnorePattern::parse(pattern).map_err(|e| format!("ignorePaths[{i}]: {e}"))?;
         }
-        for (pattern, key) in &valid.identity_keys {
+        for (pattern, key) in &settings.identity_keys {
             IdentityRule::parse(pattern, key)
                 .map_err(|e| format!("{}: {e}", validate::identity_key_field(pattern)))?;
         }
-        if valid.schedule.is_some() && !schedules {
+        if settings.schedule.is_some() && !schedules {
             return Err("schedule: requires the Starter plan or above".into());
         }
         Ok(valid)
@@ -174,7 +175,10 @@ impl Service {
             }
         }
         skipped.sort_by_key(|s| s.index);
-        let scheduled = created.iter().filter(|e| e.schedule.is_some()).count();
+        let scheduled = created
+            .iter()
+            .filter(|e| e.settings.schedule.is_some())
+            .count();
         Ok(CreateEndpointsResponse {
             created: u32::try_from(created.len()).unwrap_or(u32::MAX),
             scheduled: u32::try_from(scheduled).unwrap_or(u32::MAX),
@@ -184,29 +188,13 @@ impl Service {
     }
 }
 
-/// The row of a valid entry, its secrets still clear (`None`): the import creates endpoints
-/// without credentials.
+/// The row of a valid entry, without its secrets: the import creates endpoints without
+/// credentials ([`seal_row`] adds them).
 pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointRow {
     NewEndpointRow {
         id: new_id(),
-        auth_type: valid.auth_type(),
-        name: valid.name,
-        url: valid.url,
-        method: valid.method,
-        environment: valid.environment,
-        description: valid.description,
-        tags: valid.tags,
-        sealed_auth: None,
-        sealed_headers: None,
-        sealed_request_body: None,
-        content_type: valid.content_type,
-        diff_mode: valid.diff_mode,
-        timeout_ms: valid.timeout_ms,
-        schedule: valid.schedule,
-        ignore_paths: valid.ignore_paths,
-        identity_keys: valid.identity_keys,
-        follow_redirects: valid.follow_redirects,
-        retries: valid.retries,
+        settings: valid.settings,
+        secrets: SealedSecrets::none(),
         response_contract: None,
         created_at: now,
     }
@@ -219,23 +207,58 @@ fn seal_row(
     valid: NewEndpoint,
     now: OffsetDateTime,
 ) -> Result<NewEndpointRow, ServiceError> {
-    let credential = sealed::credential_to_json(&valid.credential);
-    let headers = sealed::headers_to_json(&valid.headers);
-    let request_body = valid.request_body.clone();
-    let mut row = plain_row(valid, now);
-    let id = row.id;
+    let id = new_id();
+    let secrets = seal_secrets(keys, ws, id, &valid, &SealedSecrets::none(), |_| true)?;
+    Ok(NewEndpointRow {
+        id,
+        settings: valid.settings,
+        secrets,
+        response_contract: None,
+        created_at: now,
+    })
+}
+
+/// Seals the secrets of `valid` that `replaces` names (`auth`, `headers`, `requestBody`), each
+/// bound to the workspace, the endpoint's id and its column; the others are taken from `kept`.
+pub(crate) fn seal_secrets(
+    keys: &KeyRing,
+    ws: Uuid,
+    id: Uuid,
+    valid: &NewEndpoint,
+    kept: &SealedSecrets,
+    replaces: impl Fn(&str) -> bool,
+) -> Result<SealedSecrets, ServiceError> {
     let seal = |plain: &[u8], field: Field| {
         keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
             .map_err(|e| ServiceError::Internal(format!("sealing failed: {e}")))
     };
-    row.sealed_auth = credential
-        .map(|plain| seal(&plain, Field::EndpointAuth))
-        .transpose()?;
-    row.sealed_headers = headers
-        .map(|plain| seal(&plain, Field::EndpointHeaders))
-        .transpose()?;
-    row.sealed_request_body = request_body
-        .map(|body| seal(body.as_bytes(), Field::EndpointRequestBody))
-        .transpose()?;
-    Ok(row)
+    let (auth_type, sealed_auth) = if replaces("auth") {
+        let plain = sealed::credential_to_json(&valid.credential);
+        let sealed = plain.map(|plain| seal(&plain, Field::EndpointAuth));
+        (valid.auth_type(), sealed.transpose()?)
+    } else {
+        (kept.auth_type, kept.sealed_auth.clone())
+    };
+    let sealed_headers = if replaces("headers") {
+        let plain = sealed::headers_to_json(&valid.headers);
+        plain
+            .map(|plain| seal(&plain, Field::EndpointHeaders))
+            .transpose()?
+    } else {
+        kept.sealed_headers.clone()
+    };
+    let sealed_request_body = if replaces("requestBody") {
+        let plain = valid.request_body.as_ref();
+        plain
+            .map(|body| seal(body.as_bytes(), Field::EndpointRequestBody))
+            .transpose()?
+    } else {
+        kept.sealed_request_body.clone()
+    };
+    Ok(SealedSecrets {
+        auth_type,
+        sealed_auth,
+        sealed_headers,
+        sealed_request_body,
+    })
 }

@@ -68,9 +68,7 @@ pub use base::{
 };
 pub use checks::{Accepted, BaselineCaptured, ChangeGroup, group_changes};
 pub use error::ServiceError;
-pub use lifecycle::{
-    CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, PATCH_FIELDS, WebhookTestResult,
-};
+pub use lifecycle::{CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, WebhookTestResult};
 pub use openapi::{Candidate, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult};
 pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};

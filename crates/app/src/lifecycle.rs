@@ -2,18 +2,19 @@
 //! history, read a webhook's deliveries and send it a test event, and the two upkeep jobs of the
 //! worker (no endpoint left `checking`, retention of check rows).
 //!
-//! PATCH is validated by the create rules (D6), never by a second validator: the stored endpoint
-//! is turned back into a create entry, the request's fields are laid over it, and the result goes
-//! through [`apidrift_model::validate::validate_entry`] and the service's `ignorePaths`/plan
-//! checks. Any invalid field is a 400 naming it, and nothing is written. Credentials, headers and
+//! PATCH is merge-then-validate on the endpoint's [`EndpointSettings`](apidrift_model::EndpointSettings),
+//! never a second validator: the request's fields ([`EndpointPatch`]) are laid over the stored
+//! settings, and the merged entry goes once through
+//! [`apidrift_model::validate::validate_entry`] and the service's `ignorePaths`/plan checks. Any invalid field is a 400 naming it, and nothing is written. Credentials, headers and
 //! the request body are write-only: present in the request they are validated and sealed anew
 //! (`auth: {"type": "none"}`, `headers: null`, `requestBody: null` drop them), absent they stay.
 
 use super::actions::{Action, Actor};
 use super::base::Service;
+use super::endpoints::seal_secrets;
 use super::error::ServiceError;
 use apidrift_model::validate::{Credential, ExtraHeader};
-use apidrift_model::{Endpoint, HttpMethod, SecretString, sealed, timestamp};
+use apidrift_model::{Endpoint, EndpointPatch, HttpMethod, SECRET_FIELDS, SecretString, timestamp};
 use apidrift_monitor::FetchRequest;
 use apidrift_monitor::alerts::{SIGNATURE_HEADER, signature};
 use apidrift_monitor::channels;
@@ -23,46 +24,10 @@ use apidrift_store::{
     StoredEndpoint, WebhookKind,
 };
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-/// PATCH fields for which `null` means "unchanged" (they cannot be absent from an endpoint).
-/// (`auth: null` keeps the credentials; `{"type": "none"}` drops them.)
-const KEEP_ON_NULL: &[&str] = &[
-    "name",
-    "url",
-    "method",
-    "diffMode",
-    "timeoutMs",
-    "retries",
-    "followRedirects",
-    "auth",
-    "paused",
-];
-
-/// The fields a PATCH may carry: every create field and `paused`.
-pub const PATCH_FIELDS: &[&str] = &[
-    "name",
-    "url",
-    "method",
-    "environment",
-    "description",
-    "tags",
-    "auth",
-    "headers",
-    "requestBody",
-    "contentType",
-    "diffMode",
-    "timeoutMs",
-    "schedule",
-    "ignorePaths",
-    "identityKeys",
-    "followRedirects",
-    "retries",
-    "paused",
-];
 
 /// How many times a PATCH without a version is applied again on the freshly read endpoint when a
 /// concurrent change got in between its read and its write.
@@ -175,42 +140,6 @@ fn delivery(d: &StoredDelivery) -> Result<DeliveryView, ServiceError> {
     })
 }
 
-/// The stored endpoint as a create entry (without its write-only secrets).
-fn entry_of(e: &StoredEndpoint) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("name".into(), e.name.clone().into());
-    m.insert("url".into(), e.url.clone().into());
-    m.insert("method".into(), e.method.as_str().into());
-    m.insert("environment".into(), e.environment.clone().into());
-    if let Some(d) = &e.description {
-        m.insert("description".into(), d.clone().into());
-    }
-    m.insert("tags".into(), e.tags.clone().into());
-    m.insert("contentType".into(), e.content_type.clone().into());
-    m.insert("diffMode".into(), e.diff_mode.as_str().into());
-    m.insert("timeoutMs".into(), e.timeout_ms.into());
-    if let Some(c) = e.schedule {
-        // `Schedule` is two optional plain fields: serialising it cannot fail.
-        m.insert(
-            "schedule".into(),
-            serde_json::json!(apidrift_model::Schedule::from(c)),
-        );
-    }
-    m.insert("ignorePaths".into(), e.ignore_paths.clone().into());
-    m.insert(
-        "identityKeys".into(),
-        Value::Object(
-            e.identity_keys
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect(),
-        ),
-    );
-    m.insert("followRedirects".into(), e.follow_redirects.into());
-    m.insert("retries".into(), e.retries.into());
-    m
-}
-
 impl Service {
     /// D19 PATCH: changes any subset of the create fields and `paused` of endpoint `id` of
     /// workspace `ws` (`PATCH /api/v1/endpoints/{id}`, the console's edit form, `apidrift
@@ -234,35 +163,11 @@ impl Service {
     ) -> Result<StoredEndpoint, ServiceError> {
         actor.may(Action::UpdateEndpoints)?;
         let ws = actor.workspace();
-        let Value::Object(patch) = body else {
-            return Err(ServiceError::Invalid(
-                "request body must be a JSON object".into(),
-            ));
-        };
-        // A field every endpoint has, sent as `null`, is left as it is, like an absent field;
-        // `null` clears only the optional fields (`schedule`, `description`, `requestBody`, …).
-        let patch: serde_json::Map<String, Value> = patch
-            .iter()
-            .filter(|(k, v)| !(v.is_null() && KEEP_ON_NULL.contains(&k.as_str())))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let patch = &patch;
-        if let Some(unknown) = patch.keys().find(|k| !PATCH_FIELDS.contains(&k.as_str())) {
-            return Err(ServiceError::Invalid(format!(
-                "{unknown}: not a field that can be changed (fields: {})",
-                PATCH_FIELDS.join(", ")
-            )));
-        }
-        // `null` leaves the flag as it is, like an absent field.
-        let paused = match patch.get("paused") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(*b),
-            Some(_) => return Err(ServiceError::Invalid("paused: must be a boolean".into())),
-        };
+        let patch = EndpointPatch::parse(body).map_err(ServiceError::Invalid)?;
         for _ in 0..UPDATE_ATTEMPTS {
             let current = self.endpoint(ws, id).await?;
             // An invalid body is a 400 whatever the version: validated before it is compared.
-            let changes = self.patched(ws, id, patch, paused, &current).await?;
+            let changes = self.patched(ws, id, &patch, &current).await?;
             if if_match.is_some_and(|v| v != current.version) {
                 return Err(ServiceError::Changed { what: "endpoint" });
             }
@@ -286,83 +191,45 @@ impl Service {
         Err(ServiceError::Contended { what: "endpoint" })
     }
 
-    /// The endpoint `current` with the PATCH `patch` laid over it, validated by the create rules,
-    /// its new secrets sealed.
+    /// Merge-then-validate: the settings of `current` with the PATCH `patch` laid over them,
+    /// validated once by the create rules; the secrets the PATCH names sealed anew, the others
+    /// kept.
     async fn patched(
         &self,
         ws: Uuid,
         id: Uuid,
-        patch: &Map<String, Value>,
-        paused: Option<bool>,
+        patch: &EndpointPatch,
         current: &StoredEndpoint,
     ) -> Result<EndpointChanges, ServiceError> {
-        let secrets = ["auth", "headers", "requestBody"];
-        let keys = if secrets.iter().any(|k| patch.contains_key(*k)) {
+        let keys = if SECRET_FIELDS.iter().any(|k| patch.names(k)) {
             Some(self.keys_or(": credentials cannot be sealed")?.clone())
         } else {
             None
         };
-        let mut entry = entry_of(current);
-        for (k, v) in patch {
-            if k != "paused" {
-                entry.insert(k.clone(), v.clone());
-            }
-        }
         let workspace = self.workspace(ws).await?;
         let valid = self
-            .check_entry(&Value::Object(entry), workspace.plan.allows_schedules())
+            .check_entry(
+                &patch.merged(&current.settings),
+                workspace.plan.allows_schedules(),
+            )
             .map_err(ServiceError::Invalid)?;
         let keeps_body =
-            !patch.contains_key("requestBody") && current.sealed_request_body.is_some();
-        if keeps_body && !valid.method.allows_body() {
+            !patch.names("requestBody") && current.secrets.sealed_request_body.is_some();
+        if keeps_body && !valid.settings.method.allows_body() {
             return Err(ServiceError::Invalid(format!(
                 "requestBody: not allowed for {}; send \"requestBody\": null to remove it",
-                valid.method
+                valid.settings.method
             )));
         }
-        let mut changes = EndpointChanges::of(current);
-        if let Some(keys) = &keys {
-            let seal = |plain: &[u8], field: Field| {
-                keys.seal(plain, &Binding::new(*ws.as_bytes(), *id.as_bytes(), field))
-                    .map_err(|e| ServiceError::Internal(format!("sealing failed: {e}")))
-            };
-            if patch.contains_key("auth") {
-                changes.auth_type = valid.auth_type();
-                changes.sealed_auth = sealed::credential_to_json(&valid.credential)
-                    .map(|plain| seal(&plain, Field::EndpointAuth))
-                    .transpose()?;
-            }
-            if patch.contains_key("headers") {
-                changes.sealed_headers = sealed::headers_to_json(&valid.headers)
-                    .map(|plain| seal(&plain, Field::EndpointHeaders))
-                    .transpose()?;
-            }
-            if patch.contains_key("requestBody") {
-                changes.sealed_request_body = valid
-                    .request_body
-                    .as_ref()
-                    .map(|b| seal(b.as_bytes(), Field::EndpointRequestBody))
-                    .transpose()?;
-            }
-        }
-        changes.name = valid.name;
-        changes.url = valid.url;
-        changes.method = valid.method;
-        changes.environment = valid.environment;
-        changes.description = valid.description;
-        changes.tags = valid.tags;
-        changes.content_type = valid.content_type;
-        changes.diff_mode = valid.diff_mode;
-        changes.timeout_ms = valid.timeout_ms;
-        changes.schedule = valid.schedule;
-        changes.ignore_paths = valid.ignore_paths;
-        changes.identity_keys = valid.identity_keys;
-        changes.follow_redirects = valid.follow_redirects;
-        changes.retries = valid.retries;
-        if let Some(p) = paused {
-            changes.paused = p;
-        }
-        Ok(changes)
+        let secrets = match &keys {
+            Some(keys) => seal_secrets(keys, ws, id, &valid, &current.secrets, |k| patch.names(k))?,
+            None => current.secrets.clone(),
+        };
+        Ok(EndpointChanges {
+            settings: valid.settings,
+            secrets,
+            paused: patch.paused().unwrap_or(current.paused),
+        })
     }
 
     /// Pauses (`true`) or resumes (`false`) endpoint `id`: schedules skip a paused endpoint and

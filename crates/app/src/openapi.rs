@@ -804,7 +804,10 @@ impl Service {
                 None => {
                     let entry = json!({ "name": c.name, "url": c.url, "method": c.method });
                     self.check_entry(&entry, false).and_then(|valid| {
-                        let key = (valid.method.as_str().to_owned(), valid.url.clone());
+                        let key = (
+                            valid.settings.method.as_str().to_owned(),
+                            valid.settings.url.clone(),
+                        );
                         if registered.insert(key) {
                             Ok(plain_row(valid, now))
                         } else {

@@ -147,7 +147,7 @@ async fn methods_subset_and_already_registered(backend: Backend) -> TestResult {
     let list_users = listed
         .items
         .iter()
-        .find(|e| e.name == "listUsers")
+        .find(|e| e.settings.name == "listUsers")
         .ok_or("listUsers not created")?;
     let contract = list_users
         .response_contract

@@ -90,7 +90,7 @@ async fn expected_versions(backend: Backend) -> TestResult {
     let e = s
         .update_endpoint(&Actor::operator(w.ws), id, &json!({"name": "two"}), Some(1))
         .await?;
-    assert_eq!((e.name.as_str(), e.version), ("two", 2));
+    assert_eq!((e.settings.name.as_str(), e.version), ("two", 2));
 
     // A stale one: Changed, with the text the API answers, and nothing written.
     match s
@@ -195,14 +195,14 @@ async fn concurrent_patches_of_different_fields(backend: Backend) -> TestResult 
         }
         version += 8;
         let e = w.service.get_endpoint(&Actor::operator(w.ws), id).await?;
-        assert_eq!(e.name, format!("racy {round}"));
-        assert_eq!(e.timeout_ms, 2000 + round);
-        assert_eq!(e.environment, format!("env-{round}"));
-        assert_eq!(e.description, Some(format!("round {round}")));
-        assert_eq!(e.tags, vec![format!("t{round}")]);
-        assert_eq!(u32::from(e.retries), round % 4);
-        assert_eq!(e.follow_redirects, round.is_multiple_of(2));
-        assert_eq!(e.ignore_paths, vec![format!("$.r{round}")]);
+        assert_eq!(e.settings.name, format!("racy {round}"));
+        assert_eq!(e.settings.timeout_ms, 2000 + round);
+        assert_eq!(e.settings.environment, format!("env-{round}"));
+        assert_eq!(e.settings.description, Some(format!("round {round}")));
+        assert_eq!(e.settings.tags, vec![format!("t{round}")]);
+        assert_eq!(u32::from(e.settings.retries), round % 4);
+        assert_eq!(e.settings.follow_redirects, round.is_multiple_of(2));
+        assert_eq!(e.settings.ignore_paths, vec![format!("$.r{round}")]);
         assert_eq!(e.version, version, "one version per edit");
     }
     Ok(())

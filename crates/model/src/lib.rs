@@ -47,6 +47,9 @@
 //! * Severity overrides: [`SeverityOverride`] (`{"rule", "path"?, "severity"}`, with
 //!   [`OverrideSeverity`]) and the checks of a `severityOverrides` list
 //!   ([`SeverityOverride::parse_list`]).
+//! * [`EndpointSettings`]: what a user sets on an endpoint, the one shape the create request, the
+//!   stored endpoint and a change of it share; [`EndpointPatch`]: a PATCH, merged into the
+//!   settings before they are validated.
 //! * [`validate`]: the rules of `POST /endpoints`, as pure functions a client can run before
 //!   sending ([`validate::validate_entry`]).
 //! * [`net`]: the outbound-address policy (which hosts the service refuses to fetch).
@@ -106,6 +109,7 @@ pub mod net;
 mod overrides;
 pub mod sealed;
 mod secret;
+mod settings;
 pub mod timestamp;
 pub mod validate;
 
@@ -122,6 +126,7 @@ pub use enums::{
 };
 pub use overrides::{OverrideSeverity, SeverityOverride};
 pub use secret::SecretString;
+pub use settings::{ENTRY_FIELDS, EndpointPatch, EndpointSettings, PAUSED_FIELD, SECRET_FIELDS};
 
 /// The timestamp type of the wire types (from `time`), re-exported so integrators use the same
 /// version as the model.

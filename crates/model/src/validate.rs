@@ -3,9 +3,11 @@
 //!
 //! * [`create_entries`] splits a body into its entries (one object, a bare array, or
 //!   `{"endpoints": [...]}`) or refuses the whole request.
-//! * [`validate_entry`] checks one entry on its own and returns the normalised [`NewEndpoint`] or a
-//!   reason that names the field (`url: private, loopback and link-local hosts are rejected; …`,
-//!   which goes on to say how a self-hosted install allows the address).
+//! * [`validate_entry`] checks one entry on its own and returns the normalised [`NewEndpoint`]
+//!   (its [`EndpointSettings`] and its secrets) or a reason that names the field (`url: private,
+//!   loopback and link-local hosts are rejected; …`, which goes on to say how a self-hosted
+//!   install allows the address). It is the one validator of the settings: a PATCH is merged
+//!   into the stored settings first ([`EndpointPatch`](crate::EndpointPatch)) and checked here.
 //!
 //! The two rules that need workspace state (the plan's endpoint limit and the plan needed for
 //! schedules) are the caller's. Unknown fields are ignored. An optional field given as `null` is
@@ -22,8 +24,8 @@
 //! ]});
 //! let entries = create_entries(&body)?;
 //! let users = validate_entry(&entries[0], &AllowList::default())?;
-//! assert_eq!((users.method, users.diff_mode), (HttpMethod::Get, DiffMode::Full));
-//! assert_eq!(users.environment, "production");
+//! assert_eq!((users.settings.method, users.settings.diff_mode), (HttpMethod::Get, DiffMode::Full));
+//! assert_eq!(users.settings.environment, "production");
 //! let refused = validate_entry(&entries[1], &AllowList::default()).err();
 //! let reason = refused.unwrap_or_default();
 //! assert!(reason.starts_with("url: private, loopback and link-local hosts are rejected; "));
@@ -34,6 +36,7 @@
 use crate::enums::{AuthType, Cadence, DiffMode, Frequency, HttpMethod};
 use crate::net::{AllowList, check_url};
 use crate::secret::SecretString;
+use crate::settings::EndpointSettings;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -164,48 +167,17 @@ pub struct ExtraHeader {
     pub value: SecretString,
 }
 
-/// A validated, normalised create entry: defaults filled in, method uppercase, `exact` read as
-/// `full`, URL in its WHATWG serialisation without fragment.
+/// A validated, normalised create entry: its [`EndpointSettings`] and its write-only secrets.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEndpoint {
-    /// Display name, trimmed, at most [`MAX_NAME_CHARS`] characters.
-    pub name: String,
-    /// The URL as the fetcher will use it: WHATWG serialisation, no fragment, host allowed by
-    /// the outbound policy of [`net`](crate::net).
-    pub url: String,
-    /// The method (default `GET`).
-    pub method: HttpMethod,
-    /// The environment label (default [`DEFAULT_ENVIRONMENT`]).
-    pub environment: String,
-    /// Free-form description.
-    pub description: Option<String>,
-    /// Tags, trimmed, duplicates dropped, in the order given.
-    pub tags: Vec<String>,
+    /// What the entry sets on the endpoint, defaults filled in.
+    pub settings: EndpointSettings,
     /// The checked credential ([`Credential::None`] without `auth`).
     pub credential: Credential,
-    /// The raw body sent on each check (never for GET or HEAD).
-    pub request_body: Option<String>,
-    /// The content type of `request_body` (default [`DEFAULT_CONTENT_TYPE`]).
-    pub content_type: String,
-    /// How responses are compared (default `schema`; `exact` reads as `full`).
-    pub diff_mode: DiffMode,
-    /// How long a check waits, in milliseconds (default [`DEFAULT_TIMEOUT_MS`]).
-    pub timeout_ms: u32,
-    /// When a recurring check runs, if the entry asked for one.
-    pub schedule: Option<Cadence>,
-    /// Path patterns whose changes are dropped (`$.meta.requestId`, `status`,
-    /// `headers.<name>`).
-    pub ignore_paths: Vec<String>,
-    /// Identity rules: array path pattern (`$.commits`, `$..lines.data`) → the member that
-    /// pairs its items in full mode (`sha`), or `.` to pair them by their own value. Checked here for form only; the service parses the
-    /// patterns with the diff engine.
-    pub identity_keys: BTreeMap<String, String>,
     /// Extra request headers, sealed like credentials.
     pub headers: Vec<ExtraHeader>,
-    /// Whether a check follows redirects (default `false`).
-    pub follow_redirects: bool,
-    /// 0 to [`MAX_RETRIES`], default [`DEFAULT_RETRIES`].
-    pub retries: u8,
+    /// The raw body sent on each check (never for GET or HEAD).
+    pub request_body: Option<String>,
 }
 
 impl NewEndpoint {
@@ -372,23 +344,25 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
             .ok_or_else(|| format!("retries: must be an integer from 0 to {MAX_RETRIES}"))?,
     };
     Ok(NewEndpoint {
-        name,
-        url,
-        method,
-        environment,
-        description,
-        tags,
+        settings: EndpointSettings {
+            name,
+            url,
+            method,
+            environment,
+            description,
+            tags,
+            content_type,
+            diff_mode,
+            timeout_ms,
+            schedule,
+            ignore_paths,
+            identity_keys,
+            follow_redirects,
+            retries,
+        },
         credential,
-        request_body,
-        content_type,
-        diff_mode,
-        timeout_ms,
-        schedule,
-        ignore_paths,
-        identity_keys,
         headers,
-        follow_redirects,
-        retries,
+        request_body,
     })
 }
 
@@ -801,7 +775,7 @@ mod tests {
             "url": "https://example.com/",
             "identityKeys": {"$.tags": ".", "$.commits": "sha"},
         });
-        let ok = validate_entry(&entry, &AllowList::default()).map(|e| e.identity_keys);
+        let ok = validate_entry(&entry, &AllowList::default()).map(|e| e.settings.identity_keys);
         let expected: BTreeMap<String, String> = [("$.commits", "sha"), ("$.tags", ".")]
             .into_iter()
             .map(|(p, k)| (p.to_owned(), k.to_owned()))

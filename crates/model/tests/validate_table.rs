@@ -573,21 +573,21 @@ fn invalid_entries_name_the_field() {
 #[test]
 fn minimal_entry_gets_every_default() {
     let e = ok(json!({ "name": "Users", "url": "https://api.example.com/users" }));
-    assert_eq!(e.name, "Users");
-    assert_eq!(e.url, "https://api.example.com/users");
-    assert_eq!(e.method, HttpMethod::Get);
-    assert_eq!(e.environment, "production");
-    assert_eq!(e.description, None);
-    assert!(e.tags.is_empty());
+    assert_eq!(e.settings.name, "Users");
+    assert_eq!(e.settings.url, "https://api.example.com/users");
+    assert_eq!(e.settings.method, HttpMethod::Get);
+    assert_eq!(e.settings.environment, "production");
+    assert_eq!(e.settings.description, None);
+    assert!(e.settings.tags.is_empty());
     assert_eq!(e.credential, Credential::None);
     assert_eq!(e.request_body, None);
-    assert_eq!(e.content_type, "application/json");
-    assert_eq!(e.diff_mode, DiffMode::Schema);
-    assert_eq!(e.timeout_ms, 10_000);
-    assert_eq!(e.schedule, None);
-    assert!(e.ignore_paths.is_empty() && e.headers.is_empty());
-    assert!(e.identity_keys.is_empty());
-    assert!(!e.follow_redirects);
+    assert_eq!(e.settings.content_type, "application/json");
+    assert_eq!(e.settings.diff_mode, DiffMode::Schema);
+    assert_eq!(e.settings.timeout_ms, 10_000);
+    assert_eq!(e.settings.schedule, None);
+    assert!(e.settings.ignore_paths.is_empty() && e.headers.is_empty());
+    assert!(e.settings.identity_keys.is_empty());
+    assert!(!e.settings.follow_redirects);
 }
 
 #[test]
@@ -603,114 +603,117 @@ fn valid_entries_are_normalised() {
     let cases: Vec<(Value, Check)> = vec![
         (
             json!({ "name": "  Padded  ", "url": "https://example.com/" }),
-            Box::new(|e| e.name == "Padded"),
+            Box::new(|e| e.settings.name == "Padded"),
         ),
         (
             json!({ "name": "n", "url": "HTTPS://API.Example.COM:443/a?b=1#frag" }),
-            Box::new(|e| e.url == "https://api.example.com/a?b=1"),
+            Box::new(|e| e.settings.url == "https://api.example.com/a?b=1"),
         ),
         (
             json!({ "name": "n", "url": "http://example.com" }),
-            Box::new(|e| e.url == "http://example.com/"),
+            Box::new(|e| e.settings.url == "http://example.com/"),
         ),
         (
             json!({ "name": "n", "url": "http://example.com:8080/x" }),
-            Box::new(|e| e.url == "http://example.com:8080/x"),
+            Box::new(|e| e.settings.url == "http://example.com:8080/x"),
         ),
         (
             json!({ "name": "n", "url": "http://172.32.0.1/" }),
-            Box::new(|e| e.url == "http://172.32.0.1/"),
+            Box::new(|e| e.settings.url == "http://172.32.0.1/"),
         ),
         (
             json!({ "name": "n", "url": "http://100.63.255.255/" }),
-            Box::new(|e| e.url.starts_with("http://100.63")),
+            Box::new(|e| e.settings.url.starts_with("http://100.63")),
         ),
         (
             json!({ "name": "n", "url": "http://198.20.0.1/" }),
-            Box::new(|e| e.url == "http://198.20.0.1/"),
+            Box::new(|e| e.settings.url == "http://198.20.0.1/"),
         ),
         (
             json!({ "name": "n", "url": "http://[2606:4700:4700::1111]/dns" }),
-            Box::new(|e| e.url == "http://[2606:4700:4700::1111]/dns"),
+            Box::new(|e| e.settings.url == "http://[2606:4700:4700::1111]/dns"),
         ),
         (
             json!({ "name": "n", "url": "http://example.com\\@127.0.0.1/" }),
-            Box::new(|e| e.url == "http://example.com/@127.0.0.1/"),
+            Box::new(|e| e.settings.url == "http://example.com/@127.0.0.1/"),
         ),
         (
             json!({ "name": "n", "url": "https://bücher.example/" }),
-            Box::new(|e| e.url == "https://xn--bcher-kva.example/"),
+            Box::new(|e| e.settings.url == "https://xn--bcher-kva.example/"),
         ),
         (
             with("method", json!("post")),
-            Box::new(|e| e.method == HttpMethod::Post),
+            Box::new(|e| e.settings.method == HttpMethod::Post),
         ),
         (
             with("method", json!("Delete")),
-            Box::new(|e| e.method == HttpMethod::Delete),
+            Box::new(|e| e.settings.method == HttpMethod::Delete),
         ),
         (
             json!({ "name": "n", "url": "https://example.com/", "method": "PATCH", "requestBody": "{\"a\":1}", "contentType": "application/merge-patch+json" }),
             Box::new(|e| {
                 e.request_body.as_deref() == Some("{\"a\":1}")
-                    && e.content_type == "application/merge-patch+json"
+                    && e.settings.content_type == "application/merge-patch+json"
             }),
         ),
         (
             with("environment", json!(" staging ")),
-            Box::new(|e| e.environment == "staging"),
+            Box::new(|e| e.settings.environment == "staging"),
         ),
         (
             with("description", json!(null)),
-            Box::new(|e| e.description.is_none()),
+            Box::new(|e| e.settings.description.is_none()),
         ),
         (
             with("description", json!("Users list")),
-            Box::new(|e| e.description.as_deref() == Some("Users list")),
+            Box::new(|e| e.settings.description.as_deref() == Some("Users list")),
         ),
         (
             with("tags", json!(["a", "b", "a"])),
-            Box::new(|e| e.tags == ["a", "b"]),
+            Box::new(|e| e.settings.tags == ["a", "b"]),
         ),
         (
             with("diffMode", json!("exact")),
-            Box::new(|e| e.diff_mode == DiffMode::Full),
+            Box::new(|e| e.settings.diff_mode == DiffMode::Full),
         ),
         (
             with("diffMode", json!("full")),
-            Box::new(|e| e.diff_mode == DiffMode::Full),
+            Box::new(|e| e.settings.diff_mode == DiffMode::Full),
         ),
         (
             with("diffMode", json!("schema")),
-            Box::new(|e| e.diff_mode == DiffMode::Schema),
+            Box::new(|e| e.settings.diff_mode == DiffMode::Schema),
         ),
-        (with("timeoutMs", json!(1)), Box::new(|e| e.timeout_ms == 1)),
+        (
+            with("timeoutMs", json!(1)),
+            Box::new(|e| e.settings.timeout_ms == 1),
+        ),
         (
             with("timeoutMs", json!(60000)),
-            Box::new(|e| e.timeout_ms == 60_000),
+            Box::new(|e| e.settings.timeout_ms == 60_000),
         ),
         (
             with("timeoutMs", json!(null)),
-            Box::new(|e| e.timeout_ms == 10_000),
+            Box::new(|e| e.settings.timeout_ms == 10_000),
         ),
         (
             with("schedule", json!({ "frequency": "hourly" })),
-            Box::new(|e| e.schedule == Some(Cadence::Every(Frequency::Hourly))),
+            Box::new(|e| e.settings.schedule == Some(Cadence::Every(Frequency::Hourly))),
         ),
         (
             with("schedule", json!({ "frequency": "MONTHLY" })),
-            Box::new(|e| e.schedule == Some(Cadence::Every(Frequency::Monthly))),
+            Box::new(|e| e.settings.schedule == Some(Cadence::Every(Frequency::Monthly))),
         ),
         (
             with("schedule", json!({ "intervalSeconds": 60 })),
-            Box::new(|e| e.schedule == Some(Cadence::Interval(60))),
+            Box::new(|e| e.settings.schedule == Some(Cadence::Interval(60))),
         ),
         (
             with(
                 "schedule",
                 json!({ "intervalSeconds": 2_592_000, "frequency": null }),
             ),
-            Box::new(|e| e.schedule == Some(Cadence::Interval(2_592_000))),
+            Box::new(|e| e.settings.schedule == Some(Cadence::Interval(2_592_000))),
         ),
         (
             with("auth", json!({ "type": "none", "token": "ignored" })),
@@ -773,7 +776,7 @@ fn valid_entries_are_normalised() {
                     "headers.etag"
                 ]),
             ),
-            Box::new(|e| e.ignore_paths.len() == 5),
+            Box::new(|e| e.settings.ignore_paths.len() == 5),
         ),
         (
             with(
@@ -781,18 +784,22 @@ fn valid_entries_are_normalised() {
                 json!({ "$.commits": "sha", "$..pulls": "number", "$.orgs[id=1].repos": "full_name", "$": "_id" }),
             ),
             Box::new(|e| {
-                e.identity_keys.len() == 4
-                    && e.identity_keys.get("$.commits").map(String::as_str) == Some("sha")
-                    && e.identity_keys.get("$").map(String::as_str) == Some("_id")
+                e.settings.identity_keys.len() == 4
+                    && e.settings
+                        .identity_keys
+                        .get("$.commits")
+                        .map(String::as_str)
+                        == Some("sha")
+                    && e.settings.identity_keys.get("$").map(String::as_str) == Some("_id")
             }),
         ),
         (
             with("identityKeys", json!({})),
-            Box::new(|e| e.identity_keys.is_empty()),
+            Box::new(|e| e.settings.identity_keys.is_empty()),
         ),
         (
             with("identityKeys", json!(null)),
-            Box::new(|e| e.identity_keys.is_empty()),
+            Box::new(|e| e.settings.identity_keys.is_empty()),
         ),
         (
             with(
@@ -803,11 +810,11 @@ fn valid_entries_are_normalised() {
         ),
         (
             with("followRedirects", json!(true)),
-            Box::new(|e| e.follow_redirects),
+            Box::new(|e| e.settings.follow_redirects),
         ),
         (
             with("unknownField", json!({ "anything": 1 })),
-            Box::new(|e| e.name == "n"),
+            Box::new(|e| e.settings.name == "n"),
         ),
     ];
     assert!(cases.len() >= 20);
@@ -824,7 +831,7 @@ fn allow_list_is_an_input() {
     let allow = AllowList::parse("127.0.0.0/8").unwrap_or_default();
     let e = validate_entry(&entry, &allow);
     assert_eq!(
-        e.map(|e| e.url).ok().as_deref(),
+        e.map(|e| e.settings.url).ok().as_deref(),
         Some("http://127.0.0.1:8080/health")
     );
     let named = json!({ "name": "local", "url": "http://localhost:3000/" });

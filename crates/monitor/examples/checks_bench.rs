@@ -16,10 +16,10 @@
 //! share of the profile is the one the service has.
 
 use apidrift_model::net::AllowList;
-use apidrift_model::{DiffMode, HttpMethod, Plan};
+use apidrift_model::{DiffMode, EndpointSettings, Plan};
 use apidrift_monitor::{Client, FetchRequest, Monitor};
 use apidrift_seal::{KeyRing, SecretKey};
-use apidrift_store::{NewEndpointRow, NewWorkspace, Store, new_id};
+use apidrift_store::{NewEndpointRow, NewWorkspace, SealedSecrets, Store, new_id};
 use std::error::Error;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -229,25 +229,12 @@ async fn main() -> Res<()> {
     for chunk in 0..endpoints.div_ceil(200) {
         let rows: Vec<NewEndpointRow> = (0..200.min(endpoints - chunk * 200))
             .map(|_| NewEndpointRow {
-                retries: 1,
                 id: new_id(),
-                name: "e".into(),
-                url: url.clone(),
-                method: HttpMethod::Get,
-                environment: "production".into(),
-                description: None,
-                tags: Vec::new(),
-                auth_type: apidrift_model::AuthType::None,
-                sealed_auth: None,
-                sealed_headers: None,
-                sealed_request_body: None,
-                content_type: "application/json".into(),
-                diff_mode: DiffMode::Full,
-                timeout_ms: 10_000,
-                schedule: None,
-                ignore_paths: Vec::new(),
-                identity_keys: Default::default(),
-                follow_redirects: false,
+                settings: EndpointSettings {
+                    diff_mode: DiffMode::Full,
+                    ..EndpointSettings::new("e", url.clone())
+                },
+                secrets: SealedSecrets::none(),
                 response_contract: None,
                 created_at: OffsetDateTime::now_utc(),
             })

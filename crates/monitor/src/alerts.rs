@@ -64,9 +64,9 @@ pub fn diff_object(summary: &DiffSummary, changes: &[DiffChange]) -> Value {
 fn endpoint_object(endpoint: &StoredEndpoint) -> Value {
     json!({
         "id": endpoint.id,
-        "name": endpoint.name,
-        "url": crate::redact::query_values(&endpoint.url),
-        "method": method_str(endpoint.method),
+        "name": endpoint.settings.name,
+        "url": crate::redact::query_values(&endpoint.settings.url),
+        "method": method_str(endpoint.settings.method),
     })
 }
 
@@ -109,7 +109,7 @@ pub fn draft_for(
             let summary = DiffSummary {
                 id: diff_id,
                 endpoint_id: Some(endpoint.id),
-                endpoint_name: Some(endpoint.name.clone()),
+                endpoint_name: Some(endpoint.settings.name.clone()),
                 created_at: Some(now),
                 accepted: false,
                 breaking_count: counts.breaking,

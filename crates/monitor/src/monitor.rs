@@ -39,9 +39,9 @@ const RUN_SLACK: Duration = Duration::from_secs(5);
 /// between retries, and some slack. Past it, a `checking` health is left over from a run that
 /// died (the process was killed) and is reset to the health before the run.
 pub fn run_deadline(endpoint: &StoredEndpoint, now: OffsetDateTime) -> OffsetDateTime {
-    let tries = u32::from(endpoint.retries) + 1;
-    let fetches = Duration::from_millis(u64::from(endpoint.timeout_ms.max(1))) * tries;
-    let pauses = RETRY_DELAY * u32::from(endpoint.retries);
+    let tries = u32::from(endpoint.settings.retries) + 1;
+    let fetches = Duration::from_millis(u64::from(endpoint.settings.timeout_ms.max(1))) * tries;
+    let pauses = RETRY_DELAY * u32::from(endpoint.settings.retries);
     let total = fetches + pauses + RUN_SLACK;
     now + time::Duration::try_from(total).unwrap_or(time::Duration::HOUR)
 }
@@ -234,35 +234,35 @@ impl Monitor {
                 .open(blob, &binding(ws, endpoint.id, field))
                 .map_err(|e| MonitorError::Seal(e.to_string()))
         };
-        let credential = match &endpoint.sealed_auth {
+        let credential = match &endpoint.secrets.sealed_auth {
             Some(blob) => {
                 let plain = open(blob, Field::EndpointAuth)?;
                 sealed::credential_from_json(&plain).map_err(MonitorError::Seal)?
             }
             None => Credential::None,
         };
-        let headers: Vec<ExtraHeader> = match &endpoint.sealed_headers {
+        let headers: Vec<ExtraHeader> = match &endpoint.secrets.sealed_headers {
             Some(blob) => {
                 let plain = open(blob, Field::EndpointHeaders)?;
                 sealed::headers_from_json(&plain).map_err(MonitorError::Seal)?
             }
             None => Vec::new(),
         };
-        let body = match &endpoint.sealed_request_body {
+        let body = match &endpoint.secrets.sealed_request_body {
             Some(blob) => Some(open(blob, Field::EndpointRequestBody)?.to_vec()),
             None => None,
         };
-        let url = url::Url::parse(&endpoint.url)
+        let url = url::Url::parse(&endpoint.settings.url)
             .map_err(|e| MonitorError::Endpoint(format!("stored URL does not parse: {e}")))?;
         Ok(FetchRequest {
             url,
-            method: endpoint.method,
+            method: endpoint.settings.method,
             credential,
             headers,
             body,
-            content_type: Some(endpoint.content_type.clone()),
-            timeout: Duration::from_millis(u64::from(endpoint.timeout_ms.max(1))),
-            follow_redirects: endpoint.follow_redirects,
+            content_type: Some(endpoint.settings.content_type.clone()),
+            timeout: Duration::from_millis(u64::from(endpoint.settings.timeout_ms.max(1))),
+            follow_redirects: endpoint.settings.follow_redirects,
             workspace: Some(ws),
         })
     }
@@ -323,7 +323,7 @@ impl Monitor {
                 tokio::time::sleep(self.sample_interval).await;
             }
             let response = self
-                .fetch_with_retries(request, endpoint.retries)
+                .fetch_with_retries(request, endpoint.settings.retries)
                 .await
                 .map_err(MonitorError::CaptureFailed)?;
             taken.push(Captured::from_response(response));
@@ -591,14 +591,14 @@ impl Monitor {
 
     /// The diff options of `endpoint`: its mode, `ignorePaths` and `identityKeys`.
     fn options_for(&self, endpoint: &StoredEndpoint) -> Result<Options, MonitorError> {
-        let mut options = Options::with_mode(endpoint.diff_mode);
-        for p in &endpoint.ignore_paths {
+        let mut options = Options::with_mode(endpoint.settings.diff_mode);
+        for p in &endpoint.settings.ignore_paths {
             options.ignore.push(
                 IgnorePattern::parse(p)
                     .map_err(|e| MonitorError::Endpoint(format!("ignorePaths: {e}")))?,
             );
         }
-        for (pattern, key) in &endpoint.identity_keys {
+        for (pattern, key) in &endpoint.settings.identity_keys {
             options.identity_rules.push(
                 IdentityRule::parse(pattern, key)
                     .map_err(|e| MonitorError::Endpoint(format!("identityKeys: {e}")))?,
@@ -617,7 +617,9 @@ impl Monitor {
         (scheduled, slot): (bool, Option<&ScheduledSlot>),
     ) -> Result<CheckOutcome, MonitorError> {
         let ws = endpoint.workspace_id;
-        let fetched = self.fetch_with_retries(request, endpoint.retries).await;
+        let fetched = self
+            .fetch_with_retries(request, endpoint.settings.retries)
+            .await;
         let finished_at = OffsetDateTime::now_utc();
         let baseline_body = self
             .keys

@@ -264,7 +264,7 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
         Ok(Some(e)) if e.paused => return Ran::Other("skipped: endpoint paused".into(), true),
         // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
         // the user no longer asked for it.
-        Ok(Some(e)) if e.schedule.is_none() => {
+        Ok(Some(e)) if e.settings.schedule.is_none() => {
             return Ran::Other("skipped: schedule removed".into(), true);
         }
         Ok(Some(_)) => {}

@@ -8,11 +8,12 @@ mod support;
 use apidrift_app::{Service, ServiceError};
 use apidrift_model::validate::{Credential, ExtraHeader};
 use apidrift_model::{
-    AuthType, ChangeType, DiffMode, Health, HttpMethod, Plan, SecretString, sealed,
+    AuthType, ChangeType, DiffMode, EndpointSettings, Health, HttpMethod, Plan, SecretString,
+    sealed,
 };
 use apidrift_monitor::{Monitor, MonitorError};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey};
-use apidrift_store::{NewEndpointRow, NewWorkspace, Store, new_id};
+use apidrift_store::{NewEndpointRow, NewWorkspace, SealedSecrets, Store, new_id};
 use apidrift_store_postgres::testdb::TestDb;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -195,25 +196,20 @@ async fn endpoint(w: &World, ep: Ep) -> Result<Uuid, Box<dyn std::error::Error>>
         None => None,
     };
     let row = NewEndpointRow {
-        retries: 1,
         id,
-        name: "ep".into(),
-        url: ep.url,
-        method: ep.method,
-        environment: "production".into(),
-        description: None,
-        tags: Vec::new(),
-        auth_type: ep.credential.auth_type(),
-        sealed_auth,
-        sealed_headers,
-        sealed_request_body,
-        content_type: "application/json".into(),
-        diff_mode: ep.mode,
-        timeout_ms: ep.timeout_ms,
-        schedule: None,
-        ignore_paths: ep.ignore,
-        identity_keys: Default::default(),
-        follow_redirects: false,
+        settings: EndpointSettings {
+            method: ep.method,
+            diff_mode: ep.mode,
+            timeout_ms: ep.timeout_ms,
+            ignore_paths: ep.ignore,
+            ..EndpointSettings::new("ep", ep.url)
+        },
+        secrets: SealedSecrets {
+            auth_type: ep.credential.auth_type(),
+            sealed_auth,
+            sealed_headers,
+            sealed_request_body,
+        },
         response_contract: None,
         created_at: OffsetDateTime::now_utc(),
     };
@@ -548,7 +544,7 @@ async fn credentials_reach_the_upstream(b: Backend) -> TestResult {
         }];
         let id = endpoint(&w, ep).await?;
         let stored = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
-        assert_eq!(stored.auth_type, auth);
+        assert_eq!(stored.secrets.auth_type, auth);
         assert_ne!(auth, AuthType::None);
         w.monitor.capture_baseline(w.ws, id).await?;
         w.monitor.run_check(w.ws, id).await?;
@@ -862,7 +858,7 @@ async fn slow_runs_keep_their_lease(b: Backend) -> TestResult {
     w.monitor.capture_baseline(w.ws, id).await?;
     let stored = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
     let mut changes = apidrift_store::EndpointChanges::of(&stored);
-    changes.schedule = Some(apidrift_model::Cadence::Every(
+    changes.settings.schedule = Some(apidrift_model::Cadence::Every(
         apidrift_model::Frequency::Hourly,
     ));
     w.store

@@ -3,14 +3,14 @@
 
 use crate::cached::cached;
 use crate::escape::{read_opt, read_text};
-use crate::rows::{EndpointRow, int, micros, strings};
+use crate::rows::{EndpointRow, SecretColumns, SettingsColumns, micros};
 use crate::run::Tx;
 use crate::schema::endpoints;
 use crate::{Error, PgStore, Result, totals};
 use apidrift_store::run as store_run;
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
-    StoredDelivery, StoredEndpoint, text::refuse_nul, to_u16, to_u32,
+    StoredDelivery, StoredEndpoint, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -20,16 +20,6 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 type Conn = AsyncPgConnection;
-
-fn check_text(ch: &EndpointChanges) -> std::result::Result<(), StoreError> {
-    refuse_nul("endpoints.name", &ch.name)?;
-    refuse_nul("endpoints.url", &ch.url)?;
-    refuse_nul("endpoints.environment", &ch.environment)?;
-    if let Some(d) = &ch.description {
-        refuse_nul("endpoints.description", d)?;
-    }
-    refuse_nul("endpoints.content_type", &ch.content_type)
-}
 
 async fn get(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
     let row = endpoints::table
@@ -73,25 +63,9 @@ async fn update(
             .filter(endpoints::version.eq(before.version)),
     )
     .set((
-        endpoints::name.eq(&ch.name),
-        endpoints::url.eq(&ch.url),
-        endpoints::method.eq(ch.method.as_str()),
-        endpoints::environment.eq(&ch.environment),
-        endpoints::description.eq(ch.description.as_deref()),
-        endpoints::tags.eq(strings(&ch.tags)),
-        endpoints::auth_type.eq(ch.auth_type.as_str()),
-        endpoints::sealed_auth.eq(ch.sealed_auth.as_deref()),
-        endpoints::sealed_headers.eq(ch.sealed_headers.as_deref()),
-        endpoints::sealed_request_body.eq(ch.sealed_request_body.as_deref()),
-        endpoints::content_type.eq(&ch.content_type),
-        endpoints::diff_mode.eq(ch.diff_mode.as_str()),
-        endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
-        endpoints::schedule.eq(ch.schedule.map(|c| c.to_string())),
-        endpoints::ignore_paths.eq(strings(&ch.ignore_paths)),
-        endpoints::identity_keys.eq(crate::rows::string_map(&ch.identity_keys)),
-        endpoints::follow_redirects.eq(ch.follow_redirects),
+        SettingsColumns::new(&ch.settings)?,
+        SecretColumns::new(&ch.secrets),
         endpoints::paused.eq(ch.paused),
-        endpoints::retries.eq(i32::from(ch.retries)),
         endpoints::updated_at.eq(micros(now)),
         endpoints::version.eq(endpoints::version + 1),
     ))
@@ -100,7 +74,7 @@ async fn update(
     if n != 1 {
         return Err(Error::Store(StoreError::Changed));
     }
-    if apidrift_store::rules::resets_schedule(before.schedule, ch.schedule) {
+    if apidrift_store::rules::resets_schedule(before.settings.schedule, ch.settings.schedule) {
         cached("DELETE FROM schedules WHERE workspace_id = $1 AND endpoint_id = $2")
             .bind::<SqlUuid, _>(ws)
             .bind::<SqlUuid, _>(ep)
@@ -346,7 +320,7 @@ impl LifecycleStore for PgStore {
         expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> std::result::Result<StoredEndpoint, StoreError> {
-        check_text(&changes)?;
+        changes.check_text()?;
         tx!(self, |c| update(
             c,
             workspace_id,

@@ -59,7 +59,7 @@ async fn escape_migration_keeps_values_written_before_it() -> TestResult {
             .get_endpoint(ws.id, e.id)
             .await?
             .ok_or("endpoint missing")?;
-        assert_eq!(got.tags, old_tags);
+        assert_eq!(got.settings.tags, old_tags);
         let got = store
             .active_baseline(ws.id, e.id)
             .await?

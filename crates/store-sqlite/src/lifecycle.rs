@@ -2,30 +2,20 @@
 //! in-flight marker of a run and the retention of check rows.
 
 use crate::cached::cached;
-use crate::rows::{EndpointRow, from_ts, id, int, parse_id, ts};
+use crate::rows::{EndpointRow, SecretColumns, SettingsColumns, from_ts, id, parse_id, ts};
 use crate::run::{self, Tx};
 use crate::schema::endpoints;
 use crate::{Error, Result, SqliteStore};
 use apidrift_store::run as store_run;
 use apidrift_store::{
     CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
-    StoredDelivery, StoredEndpoint, strings_to_json, text::refuse_nul, to_u16, to_u32,
+    StoredDelivery, StoredEndpoint, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text};
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-fn check_text(ch: &EndpointChanges) -> std::result::Result<(), StoreError> {
-    refuse_nul("endpoints.name", &ch.name)?;
-    refuse_nul("endpoints.url", &ch.url)?;
-    refuse_nul("endpoints.environment", &ch.environment)?;
-    if let Some(d) = &ch.description {
-        refuse_nul("endpoints.description", d)?;
-    }
-    refuse_nul("endpoints.content_type", &ch.content_type)
-}
 
 fn get(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
     let row = endpoints::table
@@ -61,25 +51,9 @@ fn update(
             .filter(endpoints::version.eq(before.version)),
     )
     .set((
-        endpoints::name.eq(&ch.name),
-        endpoints::url.eq(&ch.url),
-        endpoints::method.eq(ch.method.as_str()),
-        endpoints::environment.eq(&ch.environment),
-        endpoints::description.eq(ch.description.as_deref()),
-        endpoints::tags.eq(strings_to_json(&ch.tags)),
-        endpoints::auth_type.eq(ch.auth_type.as_str()),
-        endpoints::sealed_auth.eq(ch.sealed_auth.as_deref()),
-        endpoints::sealed_headers.eq(ch.sealed_headers.as_deref()),
-        endpoints::sealed_request_body.eq(ch.sealed_request_body.as_deref()),
-        endpoints::content_type.eq(&ch.content_type),
-        endpoints::diff_mode.eq(ch.diff_mode.as_str()),
-        endpoints::timeout_ms.eq(int("timeout_ms", ch.timeout_ms)?),
-        endpoints::schedule.eq(ch.schedule.map(|c| c.to_string())),
-        endpoints::ignore_paths.eq(strings_to_json(&ch.ignore_paths)),
-        endpoints::identity_keys.eq(apidrift_store::string_map_to_json(&ch.identity_keys)),
-        endpoints::follow_redirects.eq(ch.follow_redirects),
+        SettingsColumns::new(&ch.settings)?,
+        SecretColumns::new(&ch.secrets),
         endpoints::paused.eq(ch.paused),
-        endpoints::retries.eq(i32::from(ch.retries)),
         endpoints::updated_at.eq(ts(now)),
         endpoints::version.eq(endpoints::version + 1),
     ))
@@ -87,7 +61,7 @@ fn update(
     if n != 1 {
         return Err(Error::Store(StoreError::Changed));
     }
-    if apidrift_store::rules::resets_schedule(before.schedule, ch.schedule) {
+    if apidrift_store::rules::resets_schedule(before.settings.schedule, ch.settings.schedule) {
         cached("DELETE FROM schedules WHERE workspace_id = ? AND endpoint_id = ?")
             .bind::<Text, _>(id(ws))
             .bind::<Text, _>(id(ep))
@@ -312,7 +286,7 @@ impl LifecycleStore for SqliteStore {
         expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> std::result::Result<StoredEndpoint, StoreError> {
-        check_text(&changes)?;
+        changes.check_text()?;
         self.write(move |c| {
             update(
                 c,

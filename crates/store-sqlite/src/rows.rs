@@ -1,9 +1,10 @@
 //! Row structs of the SQLite schema and their mapping to and from the store's types.
 
 use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
+use apidrift_model::EndpointSettings;
 use apidrift_store::{
-    NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, StoreError,
-    StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
+    NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
     scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json,
     strings_to_json, to_u16, to_u32,
 };
@@ -152,28 +153,111 @@ impl TokenRow {
     }
 }
 
-#[derive(Debug, Queryable, Selectable, Insertable)]
-#[diesel(table_name = endpoints, check_for_backend(Sqlite))]
-pub struct EndpointRow {
-    pub id: String,
-    pub workspace_id: String,
+/// The columns of an endpoint's [`EndpointSettings`]: the one mapping of the settings to and from
+/// the row, for inserts, reads and updates alike.
+#[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = endpoints, check_for_backend(Sqlite), treat_none_as_null = true)]
+pub struct SettingsColumns {
     pub name: String,
     pub url: String,
     pub method: String,
     pub environment: String,
     pub description: Option<String>,
     pub tags: String,
-    pub health: String,
-    pub auth_type: String,
-    pub sealed_auth: Option<Vec<u8>>,
-    pub sealed_headers: Option<Vec<u8>>,
-    pub sealed_request_body: Option<Vec<u8>>,
     pub content_type: String,
     pub diff_mode: String,
     pub timeout_ms: i32,
     pub schedule: Option<String>,
     pub ignore_paths: String,
     pub follow_redirects: bool,
+    pub retries: i32,
+    pub identity_keys: String,
+}
+
+impl SettingsColumns {
+    pub fn new(s: &EndpointSettings) -> Result<Self, StoreError> {
+        Ok(SettingsColumns {
+            name: s.name.clone(),
+            url: s.url.clone(),
+            method: s.method.as_str().to_owned(),
+            environment: s.environment.clone(),
+            description: s.description.clone(),
+            tags: strings_to_json(&s.tags),
+            content_type: s.content_type.clone(),
+            diff_mode: s.diff_mode.as_str().to_owned(),
+            timeout_ms: int("timeout_ms", s.timeout_ms)?,
+            schedule: s.schedule.map(|c| c.to_string()),
+            ignore_paths: strings_to_json(&s.ignore_paths),
+            follow_redirects: s.follow_redirects,
+            retries: i32::from(s.retries),
+            identity_keys: string_map_to_json(&s.identity_keys),
+        })
+    }
+
+    pub fn into_settings(self) -> Result<EndpointSettings, StoreError> {
+        Ok(EndpointSettings {
+            name: self.name,
+            url: self.url,
+            method: parse_enum("endpoints.method", &self.method)?,
+            environment: self.environment,
+            description: self.description,
+            tags: strings_from_json("endpoints.tags", &self.tags)?,
+            content_type: self.content_type,
+            diff_mode: parse_enum("endpoints.diff_mode", &self.diff_mode)?,
+            timeout_ms: to_u32("endpoints.timeout_ms", self.timeout_ms.into())?,
+            schedule: self
+                .schedule
+                .map(|s| parse_enum("endpoints.schedule", &s))
+                .transpose()?,
+            ignore_paths: strings_from_json("endpoints.ignore_paths", &self.ignore_paths)?,
+            follow_redirects: self.follow_redirects,
+            retries: u8::try_from(self.retries)
+                .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
+            identity_keys: string_map_from_json("endpoints.identity_keys", &self.identity_keys)?,
+        })
+    }
+}
+
+/// The columns of an endpoint's [`SealedSecrets`].
+#[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
+#[diesel(table_name = endpoints, check_for_backend(Sqlite), treat_none_as_null = true)]
+pub struct SecretColumns {
+    pub auth_type: String,
+    pub sealed_auth: Option<Vec<u8>>,
+    pub sealed_headers: Option<Vec<u8>>,
+    pub sealed_request_body: Option<Vec<u8>>,
+}
+
+impl SecretColumns {
+    pub fn new(s: &SealedSecrets) -> Self {
+        SecretColumns {
+            auth_type: s.auth_type.as_str().to_owned(),
+            sealed_auth: s.sealed_auth.clone(),
+            sealed_headers: s.sealed_headers.clone(),
+            sealed_request_body: s.sealed_request_body.clone(),
+        }
+    }
+
+    pub fn into_secrets(self) -> Result<SealedSecrets, StoreError> {
+        Ok(SealedSecrets {
+            auth_type: parse_enum("endpoints.auth_type", &self.auth_type)?,
+            sealed_auth: self.sealed_auth,
+            sealed_headers: self.sealed_headers,
+            sealed_request_body: self.sealed_request_body,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = endpoints, check_for_backend(Sqlite))]
+pub struct EndpointRow {
+    pub id: String,
+    pub workspace_id: String,
+    #[diesel(embed)]
+    pub settings: SettingsColumns,
+    #[diesel(embed)]
+    pub secrets: SecretColumns,
+    pub health: String,
     pub response_contract: Option<String>,
     pub baseline_version: Option<i32>,
     pub last_checked_at: Option<i64>,
@@ -183,8 +267,6 @@ pub struct EndpointRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub paused: bool,
-    pub retries: i32,
-    pub identity_keys: String,
     pub version: i64,
 }
 
@@ -193,23 +275,9 @@ impl EndpointRow {
         Ok(EndpointRow {
             id: id(e.id),
             workspace_id: id(workspace_id),
-            name: e.name.clone(),
-            url: e.url.clone(),
-            method: e.method.as_str().to_owned(),
-            environment: e.environment.clone(),
-            description: e.description.clone(),
-            tags: strings_to_json(&e.tags),
+            settings: SettingsColumns::new(&e.settings)?,
+            secrets: SecretColumns::new(&e.secrets),
             health: apidrift_model::Health::Unknown.as_str().to_owned(),
-            auth_type: e.auth_type.as_str().to_owned(),
-            sealed_auth: e.sealed_auth.clone(),
-            sealed_headers: e.sealed_headers.clone(),
-            sealed_request_body: e.sealed_request_body.clone(),
-            content_type: e.content_type.clone(),
-            diff_mode: e.diff_mode.as_str().to_owned(),
-            timeout_ms: int("timeout_ms", e.timeout_ms)?,
-            schedule: e.schedule.map(|c| c.to_string()),
-            ignore_paths: strings_to_json(&e.ignore_paths),
-            follow_redirects: e.follow_redirects,
             response_contract: e
                 .response_contract
                 .as_ref()
@@ -223,8 +291,6 @@ impl EndpointRow {
             created_at: ts(e.created_at),
             updated_at: ts(e.created_at),
             paused: false,
-            retries: i32::from(e.retries),
-            identity_keys: string_map_to_json(&e.identity_keys),
             version: 1,
         })
     }
@@ -234,26 +300,9 @@ impl EndpointRow {
         Ok(StoredEndpoint {
             id: parse_id("endpoints.id", &self.id)?,
             workspace_id: parse_id("endpoints.workspace_id", &self.workspace_id)?,
-            name: self.name,
-            url: self.url,
-            method: parse_enum("endpoints.method", &self.method)?,
-            environment: self.environment,
-            description: self.description,
-            tags: strings_from_json("endpoints.tags", &self.tags)?,
+            settings: self.settings.into_settings()?,
+            secrets: self.secrets.into_secrets()?,
             health: parse_enum("endpoints.health", &self.health)?,
-            auth_type: parse_enum("endpoints.auth_type", &self.auth_type)?,
-            sealed_auth: self.sealed_auth,
-            sealed_headers: self.sealed_headers,
-            sealed_request_body: self.sealed_request_body,
-            content_type: self.content_type,
-            diff_mode: parse_enum("endpoints.diff_mode", &self.diff_mode)?,
-            timeout_ms: u("endpoints.timeout_ms", self.timeout_ms)?,
-            schedule: self
-                .schedule
-                .map(|s| parse_enum("endpoints.schedule", &s))
-                .transpose()?,
-            ignore_paths: strings_from_json("endpoints.ignore_paths", &self.ignore_paths)?,
-            follow_redirects: self.follow_redirects,
             response_contract: contract_from_text(self.response_contract.as_deref())?,
             baseline_version: self
                 .baseline_version
@@ -269,9 +318,6 @@ impl EndpointRow {
             created_at: from_ts("endpoints.created_at", self.created_at)?,
             updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
             paused: self.paused,
-            retries: u8::try_from(self.retries)
-                .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
-            identity_keys: string_map_from_json("endpoints.identity_keys", &self.identity_keys)?,
             version: self.version,
         })
     }

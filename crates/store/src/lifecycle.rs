@@ -3,62 +3,30 @@
 //! history, a webhook's deliveries, the in-flight marker of a run (so no endpoint stays
 //! `checking` after a crash) and the retention of check rows.
 
-use crate::{Page, PageRequest, StoreError, StoredEndpoint};
-use apidrift_model::{AuthType, Cadence, DiffMode, HttpMethod};
+use crate::{Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint};
+use apidrift_model::EndpointSettings;
 use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// The new state of every field a PATCH may change (the service merges the request into the
-/// stored endpoint, validates the result, seals new secrets, and passes the whole state).
-/// Figures, health, baseline and contract are not part of it: they stay.
+/// stored settings, validates the result, seals new secrets, and passes the whole state).
+/// Figures, health, baseline and contract are not part of it: they stay. A new
+/// `settings.schedule` (or `None`) resets the schedule row: the scheduler creates it again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EndpointChanges {
-    pub name: String,
-    pub url: String,
-    pub method: HttpMethod,
-    pub environment: String,
-    pub description: Option<String>,
-    pub tags: Vec<String>,
-    pub auth_type: AuthType,
-    pub sealed_auth: Option<Vec<u8>>,
-    pub sealed_headers: Option<Vec<u8>>,
-    pub sealed_request_body: Option<Vec<u8>>,
-    pub content_type: String,
-    pub diff_mode: DiffMode,
-    pub timeout_ms: u32,
-    /// A new value (or `None`) resets the schedule row: the scheduler creates it again.
-    pub schedule: Option<Cadence>,
-    pub ignore_paths: Vec<String>,
-    pub identity_keys: std::collections::BTreeMap<String, String>,
-    pub follow_redirects: bool,
+    pub settings: EndpointSettings,
+    pub secrets: SealedSecrets,
     pub paused: bool,
-    pub retries: u8,
 }
 
 impl EndpointChanges {
     /// The current state of `e`, to be changed field by field.
     pub fn of(e: &StoredEndpoint) -> Self {
         EndpointChanges {
-            name: e.name.clone(),
-            url: e.url.clone(),
-            method: e.method,
-            environment: e.environment.clone(),
-            description: e.description.clone(),
-            tags: e.tags.clone(),
-            auth_type: e.auth_type,
-            sealed_auth: e.sealed_auth.clone(),
-            sealed_headers: e.sealed_headers.clone(),
-            sealed_request_body: e.sealed_request_body.clone(),
-            content_type: e.content_type.clone(),
-            diff_mode: e.diff_mode,
-            timeout_ms: e.timeout_ms,
-            schedule: e.schedule,
-            ignore_paths: e.ignore_paths.clone(),
-            identity_keys: e.identity_keys.clone(),
-            follow_redirects: e.follow_redirects,
+            settings: e.settings.clone(),
+            secrets: e.secrets.clone(),
             paused: e.paused,
-            retries: e.retries,
         }
     }
 }

@@ -10,8 +10,8 @@
 
 use crate::*;
 use apidrift_model::{
-    AuthType, Cadence, ChangeType, DiffChange, DiffMode, Frequency, HttpMethod, Plan, Role, Scope,
-    Severity,
+    AuthType, Cadence, ChangeType, DiffChange, DiffMode, EndpointSettings, Frequency, HttpMethod,
+    Plan, Role, Scope, Severity,
 };
 use serde_json::json;
 use std::sync::Arc;
@@ -59,32 +59,36 @@ pub async fn workspace(
 pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
     let id = new_id();
     NewEndpointRow {
-        retries: 1,
         id,
-        name: name.into(),
-        url: format!("https://api.example.com/{name}"),
-        method: HttpMethod::Post,
-        environment: "production".into(),
-        description: Some(format!("{name} description")),
-        tags: vec!["a".into(), "b c".into()],
-        auth_type: AuthType::Bearer,
-        sealed_auth: Some([b"sealed-auth:".as_slice(), id.as_bytes()].concat()),
-        sealed_headers: Some([b"sealed-headers:".as_slice(), id.as_bytes()].concat()),
-        sealed_request_body: Some([b"sealed-request:".as_slice(), id.as_bytes()].concat()),
-        content_type: "application/json".into(),
-        diff_mode: DiffMode::Full,
-        timeout_ms: 2_500,
-        schedule: Some(Cadence::Every(Frequency::Daily)),
-        ignore_paths: vec!["$.meta.requestId".into(), "$..traceId".into()],
-        identity_keys: [
-            ("$.commits", "sha"),
-            ("$..lines.data", "id"),
-            ("$.orgs[id=1][\"repo list\"]", "full_name"),
-        ]
-        .into_iter()
-        .map(|(p, k)| (p.to_owned(), k.to_owned()))
-        .collect(),
-        follow_redirects: true,
+        settings: EndpointSettings {
+            retries: 1,
+            name: name.into(),
+            url: format!("https://api.example.com/{name}"),
+            method: HttpMethod::Post,
+            environment: "production".into(),
+            description: Some(format!("{name} description")),
+            tags: vec!["a".into(), "b c".into()],
+            content_type: "application/json".into(),
+            diff_mode: DiffMode::Full,
+            timeout_ms: 2_500,
+            schedule: Some(Cadence::Every(Frequency::Daily)),
+            ignore_paths: vec!["$.meta.requestId".into(), "$..traceId".into()],
+            identity_keys: [
+                ("$.commits", "sha"),
+                ("$..lines.data", "id"),
+                ("$.orgs[id=1][\"repo list\"]", "full_name"),
+            ]
+            .into_iter()
+            .map(|(p, k)| (p.to_owned(), k.to_owned()))
+            .collect(),
+            follow_redirects: true,
+        },
+        secrets: SealedSecrets {
+            auth_type: AuthType::Bearer,
+            sealed_auth: Some([b"sealed-auth:".as_slice(), id.as_bytes()].concat()),
+            sealed_headers: Some([b"sealed-headers:".as_slice(), id.as_bytes()].concat()),
+            sealed_request_body: Some([b"sealed-request:".as_slice(), id.as_bytes()].concat()),
+        },
         response_contract: None,
         created_at,
     }
@@ -92,21 +96,22 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
 
 /// A bare endpoint input (no secrets, no schedule).
 pub fn plain_endpoint(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
+    let full = endpoint_row(name, created_at);
     NewEndpointRow {
-        retries: 1,
-        auth_type: AuthType::None,
-        sealed_auth: None,
-        sealed_headers: None,
-        sealed_request_body: None,
-        schedule: None,
-        description: None,
-        tags: vec![],
-        ignore_paths: vec![],
-        identity_keys: Default::default(),
-        method: HttpMethod::Get,
-        diff_mode: DiffMode::Schema,
-        follow_redirects: false,
-        ..endpoint_row(name, created_at)
+        settings: EndpointSettings {
+            retries: 1,
+            schedule: None,
+            description: None,
+            tags: vec![],
+            ignore_paths: vec![],
+            identity_keys: Default::default(),
+            method: HttpMethod::Get,
+            diff_mode: DiffMode::Schema,
+            follow_redirects: false,
+            ..full.settings
+        },
+        secrets: SealedSecrets::none(),
+        ..full
     }
 }
 
@@ -468,32 +473,38 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
     // The operator lookup finds the owning workspace, and nothing for an unknown id.
     assert_eq!(store.endpoint_workspace(input.id).await?, Some(a.id));
     assert_eq!(store.endpoint_workspace(Uuid::now_v7()).await?, None);
-    assert_eq!(got.name, input.name);
-    assert_eq!(got.url, input.url);
-    assert_eq!(got.method, HttpMethod::Post);
-    assert_eq!(got.environment, "production");
-    assert_eq!(got.description, input.description);
-    assert_eq!(got.tags, input.tags);
+    assert_eq!(got.settings.name, input.settings.name);
+    assert_eq!(got.settings.url, input.settings.url);
+    assert_eq!(got.settings.method, HttpMethod::Post);
+    assert_eq!(got.settings.environment, "production");
+    assert_eq!(got.settings.description, input.settings.description);
+    assert_eq!(got.settings.tags, input.settings.tags);
     assert_eq!(got.health, Health::Unknown);
-    assert_eq!(got.auth_type, AuthType::Bearer);
-    assert_eq!(got.sealed_auth, input.sealed_auth);
-    assert_eq!(got.sealed_headers, input.sealed_headers);
-    assert_eq!(got.sealed_request_body, input.sealed_request_body);
-    assert_eq!(got.content_type, "application/json");
-    assert_eq!(got.diff_mode, DiffMode::Full);
-    assert_eq!(got.timeout_ms, 2_500);
-    assert_eq!(got.schedule, Some(Cadence::Every(Frequency::Daily)));
-    assert_eq!(got.ignore_paths, input.ignore_paths);
-    assert_eq!(got.identity_keys, input.identity_keys);
-    assert_eq!(got.identity_keys.len(), 3);
-    assert!(got.follow_redirects);
+    assert_eq!(got.secrets.auth_type, AuthType::Bearer);
+    assert_eq!(got.secrets.sealed_auth, input.secrets.sealed_auth);
+    assert_eq!(got.secrets.sealed_headers, input.secrets.sealed_headers);
+    assert_eq!(
+        got.secrets.sealed_request_body,
+        input.secrets.sealed_request_body
+    );
+    assert_eq!(got.settings.content_type, "application/json");
+    assert_eq!(got.settings.diff_mode, DiffMode::Full);
+    assert_eq!(got.settings.timeout_ms, 2_500);
+    assert_eq!(
+        got.settings.schedule,
+        Some(Cadence::Every(Frequency::Daily))
+    );
+    assert_eq!(got.settings.ignore_paths, input.settings.ignore_paths);
+    assert_eq!(got.settings.identity_keys, input.settings.identity_keys);
+    assert_eq!(got.settings.identity_keys.len(), 3);
+    assert!(got.settings.follow_redirects);
     assert_eq!(got.response_contract, input.response_contract);
     assert_eq!(got.baseline_version, None);
     assert_eq!((got.last_checked_at, got.response_time), (None, None));
     assert_eq!((got.breaking_count, got.warning_count), (0, 0));
     assert_eq!((got.created_at, got.updated_at), (at(7), at(7)));
     let wire = got.to_model();
-    assert_eq!(wire.identity_keys, input.identity_keys);
+    assert_eq!(wire.identity_keys, input.settings.identity_keys);
     assert!(wire.has_response_contract);
     assert_eq!(wire.timeout_ms, Some(2_500));
 
@@ -504,12 +515,19 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
         .await?
         .ok_or_else(|| fail("plain missing"))?;
     assert!(!got.to_model().has_response_contract);
-    assert!(got.identity_keys.is_empty());
+    assert!(got.settings.identity_keys.is_empty());
     assert_eq!(
-        (got.sealed_auth, got.sealed_headers, got.schedule),
+        (
+            got.secrets.sealed_auth,
+            got.secrets.sealed_headers,
+            got.settings.schedule
+        ),
         (None, None, None)
     );
-    assert_eq!((got.description, got.sealed_request_body), (None, None));
+    assert_eq!(
+        (got.settings.description, got.secrets.sealed_request_body),
+        (None, None)
+    );
 
     assert_eq!(store.get_endpoint(b.id, input.id).await?, None);
     assert_eq!(store.get_endpoint(a.id, new_id()).await?, None);
@@ -617,7 +635,7 @@ pub async fn list_endpoints(store: Arc<dyn Store>) -> TestResult {
     for i in 0..9i64 {
         let created = if (3..6).contains(&i) { at(3) } else { at(i) };
         let mut row = plain_endpoint(&format!("e{i}"), created);
-        row.environment = if i % 3 == 0 {
+        row.settings.environment = if i % 3 == 0 {
             "staging".into()
         } else {
             "production".into()
@@ -706,7 +724,11 @@ pub async fn list_endpoints(store: Arc<dyn Store>) -> TestResult {
         )
         .await?;
     assert_eq!(page.total, 3);
-    assert!(page.items.iter().all(|e| e.environment == "staging"));
+    assert!(
+        page.items
+            .iter()
+            .all(|e| e.settings.environment == "staging")
+    );
     store
         .set_health(a.id, rows[0].id, Health::Breaking, at(50))
         .await?;
@@ -768,7 +790,7 @@ pub async fn list_endpoints(store: Arc<dyn Store>) -> TestResult {
     let mut wanted: Vec<_> = all
         .items
         .iter()
-        .map(|e| (e.method, e.url.clone()))
+        .map(|e| (e.settings.method, e.settings.url.clone()))
         .collect();
     wanted.sort();
     assert_eq!(keys.len(), 9);
@@ -1495,7 +1517,7 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
 
     // Compare-and-swap.
     let target = &rows[0];
-    let old = target.sealed_auth.clone().unwrap_or_default();
+    let old = target.secrets.sealed_auth.clone().unwrap_or_default();
     assert!(
         !store
             .replace_sealed_value(SealedField::EndpointAuth, b.id, target.id, &old, b"x")
@@ -1521,9 +1543,12 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
         .get_endpoint(a.id, target.id)
         .await?
         .ok_or_else(|| fail("missing"))?;
-    assert_eq!(got.sealed_auth.as_deref(), Some(b"rewrapped".as_slice()));
-    assert_eq!(got.sealed_headers, target.sealed_headers);
-    let hold = target.sealed_headers.clone().unwrap_or_default();
+    assert_eq!(
+        got.secrets.sealed_auth.as_deref(),
+        Some(b"rewrapped".as_slice())
+    );
+    assert_eq!(got.secrets.sealed_headers, target.secrets.sealed_headers);
+    let hold = target.secrets.sealed_headers.clone().unwrap_or_default();
     assert!(
         store
             .replace_sealed_value(SealedField::EndpointHeaders, a.id, target.id, &hold, b"h2")
@@ -1570,7 +1595,11 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
             .and_then(|c| c.sealed_body),
         Some(b"c2".to_vec())
     );
-    let rb = target.sealed_request_body.clone().unwrap_or_default();
+    let rb = target
+        .secrets
+        .sealed_request_body
+        .clone()
+        .unwrap_or_default();
     assert!(
         store
             .replace_sealed_value(
@@ -1586,7 +1615,10 @@ pub async fn sealed_values_rewrap(store: Arc<dyn Store>) -> TestResult {
         .get_endpoint(a.id, target.id)
         .await?
         .ok_or_else(|| fail("missing"))?;
-    assert_eq!(got.sealed_request_body.as_deref(), Some(b"r2".as_slice()));
+    assert_eq!(
+        got.secrets.sealed_request_body.as_deref(),
+        Some(b"r2".as_slice())
+    );
     Ok(())
 }
 
@@ -1709,22 +1741,22 @@ impl Canary {
             })
             .await?;
         let mut row = plain_endpoint("canary", t0());
-        row.auth_type = AuthType::Bearer;
+        row.secrets.auth_type = AuthType::Bearer;
         let auth = json!({"type": "bearer", "token": self.credential}).to_string();
-        row.sealed_auth = Some(seal(
+        row.secrets.sealed_auth = Some(seal(
             auth.as_bytes(),
             ws.id,
             row.id,
             SealedField::EndpointAuth,
         ));
         let headers = json!([{"name": "X-Canary", "value": self.header_value}]).to_string();
-        row.sealed_headers = Some(seal(
+        row.secrets.sealed_headers = Some(seal(
             headers.as_bytes(),
             ws.id,
             row.id,
             SealedField::EndpointHeaders,
         ));
-        row.sealed_request_body = Some(seal(
+        row.secrets.sealed_request_body = Some(seal(
             self.request_body.as_bytes(),
             ws.id,
             row.id,

@@ -656,7 +656,7 @@ pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResul
         .create_endpoints(a.id, vec![plain_endpoint("unscheduled", at(0))])
         .await?;
     let mut weekly = endpoint_row("weekly", at(0));
-    weekly.schedule = Some(Cadence::Every(Frequency::Weekly));
+    weekly.settings.schedule = Some(Cadence::Every(Frequency::Weekly));
     let weekly = store.create_endpoints(b.id, vec![weekly]).await?.created;
     let wb = weekly.first().ok_or_else(|| fail("not created"))?;
 
@@ -1222,7 +1222,12 @@ pub async fn alert_schedule_claim_marks_checking(store: Arc<dyn Store>) -> TestR
         4
     );
     for e in [ran, skipped, died] {
-        assert_eq!(health(e.id).await?, Some(Health::Checking), "{}", e.name);
+        assert_eq!(
+            health(e.id).await?,
+            Some(Health::Checking),
+            "{}",
+            e.settings.name
+        );
     }
     assert_eq!(health(paused.id).await?, Some(Health::Warning));
 

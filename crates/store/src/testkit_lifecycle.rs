@@ -69,22 +69,22 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
         }])
         .await?;
     assert!(!e.paused);
-    assert_eq!(e.retries, 1);
+    assert_eq!(e.settings.retries, 1);
 
     let mut ch = EndpointChanges::of(&e);
-    ch.name = "renamed".into();
-    ch.url = "https://api.example.com/v2/users".into();
-    ch.description = None;
-    ch.tags = vec!["x".into()];
-    ch.auth_type = AuthType::None;
-    ch.sealed_auth = None;
-    ch.timeout_ms = 700;
-    ch.schedule = Some(Cadence::Interval(300));
-    ch.ignore_paths = Vec::new();
-    ch.identity_keys = [("$..pulls".to_owned(), "number".to_owned())].into();
-    ch.follow_redirects = false;
+    ch.settings.name = "renamed".into();
+    ch.settings.url = "https://api.example.com/v2/users".into();
+    ch.settings.description = None;
+    ch.settings.tags = vec!["x".into()];
+    ch.secrets.auth_type = AuthType::None;
+    ch.secrets.sealed_auth = None;
+    ch.settings.timeout_ms = 700;
+    ch.settings.schedule = Some(Cadence::Interval(300));
+    ch.settings.ignore_paths = Vec::new();
+    ch.settings.identity_keys = [("$..pulls".to_owned(), "number".to_owned())].into();
+    ch.settings.follow_redirects = false;
     ch.paused = true;
-    ch.retries = 3;
+    ch.settings.retries = 3;
     let got = store
         .update_endpoint(a.id, e.id, ch.clone(), None, at(50))
         .await?;
@@ -93,7 +93,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(got.created_at, e.created_at);
     assert_eq!(got.baseline_version, Some(1));
     assert_eq!(got.health, Health::Healthy);
-    assert_eq!(got.sealed_headers, e.sealed_headers);
+    assert_eq!(got.secrets.sealed_headers, e.secrets.sealed_headers);
     assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(got.clone()));
     if store.schedule_of(a.id, e.id).await?.is_some() {
         return Err(fail("a changed schedule must drop the schedule row"));
@@ -128,7 +128,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
 
     // A NUL in user text: refused, nothing changes.
     let mut bad = EndpointChanges::of(&got2);
-    bad.name = "a\0b".into();
+    bad.settings.name = "a\0b".into();
     bad.paused = true;
     match store.update_endpoint(a.id, e.id, bad, None, at(70)).await {
         Err(StoreError::InvalidInput(_)) => {}
@@ -138,7 +138,7 @@ pub async fn lifecycle_update_endpoint(store: Arc<dyn Store>) -> TestResult {
 
     // Another workspace: not found, nothing changes.
     let mut other = EndpointChanges::of(&got2);
-    other.name = "stolen".into();
+    other.settings.name = "stolen".into();
     match store
         .update_endpoint(b.id, e.id, other.clone(), None, at(80))
         .await
@@ -267,17 +267,17 @@ pub async fn lifecycle_endpoint_version(store: Arc<dyn Store>) -> TestResult {
 
     // The current version: written, version + 1.
     let mut ch = EndpointChanges::of(&checked);
-    ch.name = "first".into();
+    ch.settings.name = "first".into();
     let v2 = store
         .update_endpoint(a.id, e.id, ch, Some(1), at(10))
         .await?;
-    assert_eq!(v2.name, "first");
+    assert_eq!(v2.settings.name, "first");
     assert_eq!(v2.version, 2);
     assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(v2.clone()));
 
     // A stale version: Changed, nothing written.
     let mut stale = EndpointChanges::of(&checked);
-    stale.timeout_ms = 1234;
+    stale.settings.timeout_ms = 1234;
     stale.paused = true;
     match store
         .update_endpoint(a.id, e.id, stale, Some(1), at(20))
@@ -290,10 +290,14 @@ pub async fn lifecycle_endpoint_version(store: Arc<dyn Store>) -> TestResult {
 
     // No expected version: written, version + 1.
     let mut ch = EndpointChanges::of(&v2);
-    ch.timeout_ms = 4321;
+    ch.settings.timeout_ms = 4321;
     let v3 = store.update_endpoint(a.id, e.id, ch, None, at(30)).await?;
     assert_eq!(
-        (v3.name.as_str(), v3.timeout_ms, v3.version),
+        (
+            v3.settings.name.as_str(),
+            v3.settings.timeout_ms,
+            v3.version
+        ),
         ("first", 4321, 3)
     );
 

@@ -112,8 +112,8 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
 
     // endpoints.tags, endpoints.ignore_paths, endpoints.response_contract.
     let mut row = endpoint_row("hostile", at(0));
-    row.tags = strings.clone();
-    row.ignore_paths = strings.iter().map(|s| format!("$.{s}")).collect();
+    row.settings.tags = strings.clone();
+    row.settings.ignore_paths = strings.iter().map(|s| format!("$.{s}")).collect();
     row.response_contract = Some(ResponseContract {
         operation: "GET /x/\0/\u{10ffff}0".into(),
         status: 200,
@@ -125,8 +125,16 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
         .created;
     let e = created.first().ok_or_else(|| fail("not created"))?;
     assert_eq!(
-        (&e.tags, &e.ignore_paths, &e.response_contract),
-        (&row.tags, &row.ignore_paths, &row.response_contract)
+        (
+            &e.settings.tags,
+            &e.settings.ignore_paths,
+            &e.response_contract
+        ),
+        (
+            &row.settings.tags,
+            &row.settings.ignore_paths,
+            &row.response_contract
+        )
     );
     assert_eq!(store.get_endpoint(ws.id, e.id).await?.as_ref(), Some(e));
     let listed = store
@@ -426,13 +434,17 @@ pub async fn text_user_input_refuses_nul(store: Arc<dyn Store>) -> TestResult {
     // whole batch.
     type Poison = fn(&mut NewEndpointRow);
     let poisons: [(&str, Poison); 5] = [
-        ("endpoints.name", |r| r.name.push('\0')),
-        ("endpoints.url", |r| r.url.push('\0')),
-        ("endpoints.environment", |r| r.environment = "\0".into()),
-        ("endpoints.description", |r| {
-            r.description = Some("d\0".into())
+        ("endpoints.name", |r| r.settings.name.push('\0')),
+        ("endpoints.url", |r| r.settings.url.push('\0')),
+        ("endpoints.environment", |r| {
+            r.settings.environment = "\0".into()
         }),
-        ("endpoints.content_type", |r| r.content_type.push('\0')),
+        ("endpoints.description", |r| {
+            r.settings.description = Some("d\0".into())
+        }),
+        ("endpoints.content_type", |r| {
+            r.settings.content_type.push('\0')
+        }),
     ];
     for (column, poison) in poisons {
         let mut bad = plain_endpoint("bad", at(1));
@@ -442,27 +454,27 @@ pub async fn text_user_input_refuses_nul(store: Arc<dyn Store>) -> TestResult {
     }
     assert_eq!(store.count_endpoints(ws.id).await?, 0);
     let mut row = endpoint_row("e", at(0));
-    row.name = CONTROLS.into();
-    row.url = format!("https://api.example.com/{CONTROLS}");
-    row.environment = CONTROLS.into();
-    row.description = Some(CONTROLS.into());
-    row.content_type = format!("application/json; {CONTROLS}");
+    row.settings.name = CONTROLS.into();
+    row.settings.url = format!("https://api.example.com/{CONTROLS}");
+    row.settings.environment = CONTROLS.into();
+    row.settings.description = Some(CONTROLS.into());
+    row.settings.content_type = format!("application/json; {CONTROLS}");
     let created = store.create_endpoints(ws.id, vec![row.clone()]).await?;
     let e = created.created.first().ok_or_else(|| fail("not created"))?;
     assert_eq!(
         (
-            &e.name,
-            &e.url,
-            &e.environment,
-            &e.description,
-            &e.content_type
+            &e.settings.name,
+            &e.settings.url,
+            &e.settings.environment,
+            &e.settings.description,
+            &e.settings.content_type
         ),
         (
-            &row.name,
-            &row.url,
-            &row.environment,
-            &row.description,
-            &row.content_type
+            &row.settings.name,
+            &row.settings.url,
+            &row.settings.environment,
+            &row.settings.description,
+            &row.settings.content_type
         )
     );
     assert_eq!(store.get_endpoint(ws.id, e.id).await?.as_ref(), Some(e));

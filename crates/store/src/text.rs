@@ -19,9 +19,11 @@
 //! argument) first thing in the trait method that takes it.
 
 use crate::{
-    EndpointFilter, NewEndpointRow, NewSession, NewToken, NewUser, NewWebhook, NewWorkspace,
+    EndpointChanges, EndpointFilter, NewEndpointRow, NewSession, NewToken, NewUser, NewWebhook,
+    NewWorkspace,
 };
 use crate::{StoreError, WorkspaceUpdate};
+use apidrift_model::EndpointSettings;
 
 /// `deliveries.lease_owner` and `schedules.lease_owner`: the owner a worker claims with.
 pub const LEASE_OWNER: &str = "lease_owner";
@@ -70,15 +72,28 @@ impl NewToken {
     }
 }
 
+/// The user-input rule for the text columns of an endpoint's settings (see [the module](self)).
+/// Tags, ignore paths and identity keys are JSON columns, kept faithfully.
+fn check_settings(s: &EndpointSettings) -> Result<(), StoreError> {
+    refuse_nul("endpoints.name", &s.name)?;
+    refuse_nul("endpoints.url", &s.url)?;
+    refuse_nul("endpoints.environment", &s.environment)?;
+    refuse_nul_opt("endpoints.description", s.description.as_deref())?;
+    refuse_nul("endpoints.content_type", &s.content_type)
+}
+
 impl NewEndpointRow {
     /// The user-input rule for its text columns (see [the module](self)). Tags, ignore paths
     /// and the contract are JSON columns, kept faithfully.
     pub fn check_text(&self) -> Result<(), StoreError> {
-        refuse_nul("endpoints.name", &self.name)?;
-        refuse_nul("endpoints.url", &self.url)?;
-        refuse_nul("endpoints.environment", &self.environment)?;
-        refuse_nul_opt("endpoints.description", self.description.as_deref())?;
-        refuse_nul("endpoints.content_type", &self.content_type)
+        check_settings(&self.settings)
+    }
+}
+
+impl EndpointChanges {
+    /// The user-input rule for its text columns (see [the module](self)).
+    pub fn check_text(&self) -> Result<(), StoreError> {
+        check_settings(&self.settings)
     }
 }
 

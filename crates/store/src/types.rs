@@ -2,8 +2,7 @@
 //! (month keys, D7 health from counts, diff counts from changes, text lists).
 
 use apidrift_model::{
-    AuthType, Cadence, DiffChange, DiffMode, Endpoint, Health, HttpMethod, Plan, Role, Scope,
-    Severity,
+    AuthType, DiffChange, Endpoint, EndpointSettings, Health, Plan, Role, Scope, Severity,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -233,16 +232,11 @@ pub struct ResponseContract {
     pub schema: Value,
 }
 
-/// Input of [`crate::Store::create_endpoints`]: a validated entry with its secrets already sealed.
+/// The write-only part of an endpoint as stored: the credential style and the sealed secrets
+/// (each `None` when there is none). The API never reads them back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NewEndpointRow {
-    pub id: Uuid,
-    pub name: String,
-    pub url: String,
-    pub method: HttpMethod,
-    pub environment: String,
-    pub description: Option<String>,
-    pub tags: Vec<String>,
+pub struct SealedSecrets {
+    /// The credential style (`none` without a credential); the API shows it.
     pub auth_type: AuthType,
     /// The sealed credential (`None` for auth type `none`).
     pub sealed_auth: Option<Vec<u8>>,
@@ -250,46 +244,41 @@ pub struct NewEndpointRow {
     pub sealed_headers: Option<Vec<u8>>,
     /// The sealed request body sent on each check (`None` when there is none).
     pub sealed_request_body: Option<Vec<u8>>,
-    pub content_type: String,
-    pub diff_mode: DiffMode,
-    pub timeout_ms: u32,
-    pub schedule: Option<Cadence>,
-    pub ignore_paths: Vec<String>,
-    /// Identity rules of full mode: array path pattern → key.
-    pub identity_keys: BTreeMap<String, String>,
-    pub follow_redirects: bool,
+}
+
+impl SealedSecrets {
+    /// No credential, no extra headers, no request body.
+    pub fn none() -> Self {
+        SealedSecrets {
+            auth_type: AuthType::None,
+            sealed_auth: None,
+            sealed_headers: None,
+            sealed_request_body: None,
+        }
+    }
+}
+
+/// Input of [`crate::Store::create_endpoints`]: a validated entry with its secrets already sealed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEndpointRow {
+    pub id: Uuid,
+    /// What the user set, validated.
+    pub settings: EndpointSettings,
+    pub secrets: SealedSecrets,
     pub response_contract: Option<ResponseContract>,
-    /// Retries of a fetch with no response or a 5xx (0–3).
-    pub retries: u8,
     /// Also the initial `updated_at`. Health starts `unknown` (D7).
     pub created_at: OffsetDateTime,
 }
 
-/// A stored endpoint: every field of [`Endpoint`] plus what only the service sees.
+/// A stored endpoint: its settings, its secrets, and what the service records about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEndpoint {
     pub id: Uuid,
     pub workspace_id: Uuid,
-    pub name: String,
-    pub url: String,
-    pub method: HttpMethod,
-    pub environment: String,
-    pub description: Option<String>,
-    pub tags: Vec<String>,
+    /// What the user set.
+    pub settings: EndpointSettings,
+    pub secrets: SealedSecrets,
     pub health: Health,
-    pub auth_type: AuthType,
-    pub sealed_auth: Option<Vec<u8>>,
-    pub sealed_headers: Option<Vec<u8>>,
-    /// The sealed request body sent on each check (`None` when there is none).
-    pub sealed_request_body: Option<Vec<u8>>,
-    pub content_type: String,
-    pub diff_mode: DiffMode,
-    pub timeout_ms: u32,
-    pub schedule: Option<Cadence>,
-    pub ignore_paths: Vec<String>,
-    /// Identity rules of full mode: array path pattern → key.
-    pub identity_keys: BTreeMap<String, String>,
-    pub follow_redirects: bool,
     pub response_contract: Option<ResponseContract>,
     pub baseline_version: Option<u32>,
     pub last_checked_at: Option<OffsetDateTime>,
@@ -302,8 +291,6 @@ pub struct StoredEndpoint {
     pub updated_at: OffsetDateTime,
     /// Scheduled runs skip a paused endpoint.
     pub paused: bool,
-    /// Retries of a fetch with no response or a 5xx (0–3).
-    pub retries: u8,
     /// The version of the editable state: 1 at creation, +1 on every
     /// [`crate::LifecycleStore::update_endpoint`]; checks, health and figures leave it. The API
     /// sends it as the strong `ETag` and compares `If-Match` with it.
@@ -311,20 +298,23 @@ pub struct StoredEndpoint {
 }
 
 impl StoredEndpoint {
-    /// The wire form (no credential, no headers, no contract body).
+    /// The wire form (no credential, no headers, no contract body). The answer shows the
+    /// settings the API documents for an endpoint; `contentType`, `schedule`, `ignorePaths` and
+    /// `followRedirects` are read in the console's edit form, not in the answer.
     pub fn to_model(&self) -> Endpoint {
+        let s = &self.settings;
         Endpoint {
             id: self.id,
-            name: self.name.clone(),
-            url: self.url.clone(),
-            method: self.method,
-            environment: self.environment.clone(),
-            tags: self.tags.clone(),
-            description: self.description.clone(),
+            name: s.name.clone(),
+            url: s.url.clone(),
+            method: s.method,
+            environment: s.environment.clone(),
+            tags: s.tags.clone(),
+            description: s.description.clone(),
             health: self.health,
-            auth_type: self.auth_type,
-            diff_mode: self.diff_mode,
-            timeout_ms: Some(self.timeout_ms),
+            auth_type: self.secrets.auth_type,
+            diff_mode: s.diff_mode,
+            timeout_ms: Some(s.timeout_ms),
             baseline_version: self.baseline_version,
             has_response_contract: self.response_contract.is_some(),
             last_checked_at: self.last_checked_at,
@@ -334,8 +324,8 @@ impl StoredEndpoint {
             created_at: Some(self.created_at),
             updated_at: Some(self.updated_at),
             paused: self.paused,
-            retries: self.retries,
-            identity_keys: self.identity_keys.clone(),
+            retries: s.retries,
+            identity_keys: s.identity_keys.clone(),
         }
     }
 }

@@ -5,9 +5,11 @@
 //! with `APIDRIFT_SKIP_POSTGRES=1`).
 
 use apidrift_e2e::binary;
-use apidrift_model::{AuthType, DiffMode, HttpMethod, OffsetDateTime, Uuid, timestamp};
+use apidrift_model::{AuthType, EndpointSettings, OffsetDateTime, Uuid, timestamp};
 use apidrift_seal::{Binding, Field, KeyRing, SecretKey, key_id_of};
-use apidrift_store::{NewBaseline, NewEndpointRow, NewWorkspace, SealedField, Store, new_id};
+use apidrift_store::{
+    NewBaseline, NewEndpointRow, NewWorkspace, SealedField, SealedSecrets, Store, new_id,
+};
 use apidrift_store_postgres::PgStore;
 use apidrift_store_postgres::testdb::TestDb;
 use apidrift_store_sqlite::SqliteStore;
@@ -660,29 +662,18 @@ fn endpoint_row(
     body: Option<Vec<u8>>,
 ) -> NewEndpointRow {
     NewEndpointRow {
-        retries: 1,
         id,
-        name: format!("endpoint {id}"),
-        url: "https://api.example.com/users".into(),
-        method: HttpMethod::Get,
-        environment: "production".into(),
-        description: None,
-        tags: Vec::new(),
-        auth_type: if auth.is_some() {
-            AuthType::Bearer
-        } else {
-            AuthType::None
+        settings: EndpointSettings::new(format!("endpoint {id}"), "https://api.example.com/users"),
+        secrets: SealedSecrets {
+            auth_type: if auth.is_some() {
+                AuthType::Bearer
+            } else {
+                AuthType::None
+            },
+            sealed_auth: auth,
+            sealed_headers: headers,
+            sealed_request_body: body,
         },
-        sealed_auth: auth,
-        sealed_headers: headers,
-        sealed_request_body: body,
-        content_type: "application/json".into(),
-        diff_mode: DiffMode::Schema,
-        timeout_ms: 10_000,
-        schedule: None,
-        ignore_paths: Vec::new(),
-        identity_keys: Default::default(),
-        follow_redirects: false,
         response_contract: None,
         created_at: OffsetDateTime::now_utc(),
     }

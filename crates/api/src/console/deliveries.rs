@@ -64,7 +64,7 @@ async fn log_page(
             .await
             .map_err(ApiError::from)?
         {
-            names.insert(e.id, e.name);
+            names.insert(e.id, e.settings.name);
         }
     }
     let rows = found

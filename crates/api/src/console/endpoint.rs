@@ -127,18 +127,18 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
     let next = offset + u64::from(CHECKS_PAGE);
     let volatile_paths = state.service.volatile_paths(&actor, e.id).await?;
     // Query values hidden, as on the endpoint list and in alert messages.
-    let shown_url = apidrift_app::redact::query_values(&e.url);
+    let shown_url = apidrift_app::redact::query_values(&e.settings.url);
     let view = views::endpoint::EndpointDetail {
         id: e.id,
-        name: &e.name,
+        name: &e.settings.name,
         health: e.health,
-        method: e.method.as_str(),
+        method: e.settings.method.as_str(),
         url: &shown_url,
-        environment: &e.environment,
-        auth_type: e.auth_type.as_str(),
-        diff_mode: e.diff_mode.as_str(),
+        environment: &e.settings.environment,
+        auth_type: e.secrets.auth_type.as_str(),
+        diff_mode: e.settings.diff_mode.as_str(),
         baseline_version: e.baseline_version,
-        identity_keys: &e.identity_keys,
+        identity_keys: &e.settings.identity_keys,
         volatile_paths: &volatile_paths,
         response_contract: e
             .response_contract

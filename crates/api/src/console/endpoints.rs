@@ -72,7 +72,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let urls: Vec<String> = found
         .items
         .iter()
-        .map(|e| apidrift_app::redact::query_values(&e.url))
+        .map(|e| apidrift_app::redact::query_values(&e.settings.url))
         .collect();
     let rows = found
         .items
@@ -80,11 +80,11 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         .zip(&urls)
         .map(|(e, url)| views::endpoints::EndpointRow {
             id: e.id,
-            name: &e.name,
+            name: &e.settings.name,
             health: e.health,
-            method: e.method.as_str(),
+            method: e.settings.method.as_str(),
             url,
-            environment: &e.environment,
+            environment: &e.settings.environment,
             last_checked_at: e.last_checked_at,
             response_time: e.response_time,
             breaking_count: e.breaking_count,

@@ -46,6 +46,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 fn values_of(e: &StoredEndpoint) -> EditValues {
+    let e = &e.settings;
     EditValues {
         name: e.name.clone(),
         url: e.url.clone(),
@@ -90,10 +91,10 @@ fn edit_page(
     let message = error.map(ToString::to_string);
     let view = views::edit::EditEndpoint {
         id: e.id,
-        stored_name: &e.name,
-        auth_type: e.auth_type.as_str(),
-        has_headers: e.sealed_headers.is_some(),
-        has_request_body: e.sealed_request_body.is_some(),
+        stored_name: &e.settings.name,
+        auth_type: e.secrets.auth_type.as_str(),
+        has_headers: e.secrets.sealed_headers.is_some(),
+        has_request_body: e.secrets.sealed_request_body.is_some(),
         values,
         version,
         error: message.as_deref(),
@@ -230,7 +231,7 @@ async fn confirm_delete(
     let view = views::confirm::Confirm {
         title: "Delete an endpoint",
         question: maud::html! {
-            "Delete the endpoint " (e.name) " (" (e.method.as_str()) " " (e.url) ")?"
+            "Delete the endpoint " (e.settings.name) " (" (e.settings.method.as_str()) " " (e.settings.url) ")?"
         },
         consequence: "Its schedule, baselines, checks, diffs, contract and stored credentials are \
                       deleted with it, and its queued webhook deliveries are dropped. This cannot \
@@ -311,7 +312,7 @@ async fn confirm_delete_many(
             "Delete these " (n) " endpoint(s)?"
             ul id="delete-list" {
                 @for e in &endpoints {
-                    li { (e.name) " (" (e.method.as_str()) " " (e.url) ")" }
+                    li { (e.settings.name) " (" (e.settings.method.as_str()) " " (e.settings.url) ")" }
                 }
             }
         },
