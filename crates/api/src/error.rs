@@ -5,8 +5,8 @@ use crate::gcra::RateInfo;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
+use apidrift_app::StoreFault;
 use apidrift_model::ErrorBody;
-use apidrift_store::StoreError;
 
 /// The body of every 401 (D4): the same text for a missing, malformed, unknown, expired or
 /// revoked token.
@@ -64,19 +64,19 @@ pub enum ApiError {
 
 impl ApiError {
     /// A storage failure: unavailability is 503, the rest 500. The detail goes to the log only.
-    pub fn store(e: StoreError) -> Self {
-        match e {
-            StoreError::NotFound => ApiError::NotFound,
+    pub fn store(fault: StoreFault) -> Self {
+        match fault {
+            StoreFault::NotFound => ApiError::NotFound,
             // The service turns it into its own text; this is the safety net.
-            StoreError::Changed => ApiError::PreconditionFailed(e.to_string()),
+            StoreFault::Changed(text) => ApiError::PreconditionFailed(text),
             // Input the store cannot hold (a NUL in user text): the caller's mistake, named by
             // the store's message. The service refuses it earlier; this is the safety net.
-            StoreError::InvalidInput(text) => ApiError::BadRequest(text),
-            StoreError::Unavailable(_) => {
-                tracing::error!(error = %e, "database unavailable");
+            StoreFault::InvalidInput(text) => ApiError::BadRequest(text),
+            StoreFault::Unavailable(detail) => {
+                tracing::error!(error = %detail, "database unavailable");
                 ApiError::Unavailable("database unavailable".into())
             }
-            other => ApiError::Internal(other.to_string()),
+            StoreFault::Other(detail) => ApiError::Internal(detail),
         }
     }
 }
@@ -142,6 +142,9 @@ pub fn json_error(mut builder: actix_web::HttpResponseBuilder, text: &str) -> Ht
 impl From<apidrift_app::ServiceError> for ApiError {
     fn from(e: apidrift_app::ServiceError) -> Self {
         use apidrift_app::ServiceError as S;
+        if let Some(fault) = e.store_fault() {
+            return ApiError::store(fault);
+        }
         match e {
             S::Invalid(text) | S::Conflict(text) => ApiError::BadRequest(text),
             S::PlanLimit(text) => ApiError::PaymentRequired(text),
@@ -151,7 +154,6 @@ impl From<apidrift_app::ServiceError> for ApiError {
             e @ S::NoKey(_) => ApiError::Unavailable(e.to_string()),
             e @ S::Changed { .. } => ApiError::PreconditionFailed(e.to_string()),
             e @ S::Contended { .. } => ApiError::Unavailable(e.to_string()),
-            S::Store(e) => ApiError::store(e),
             other => ApiError::Internal(other.to_string()),
         }
     }

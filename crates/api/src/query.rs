@@ -4,8 +4,8 @@
 
 use crate::error::ApiError;
 use actix_web::web;
+use apidrift_app::read::{DiffFilter, EndpointFilter, PageRequest};
 use apidrift_model::{Health, timestamp};
-use apidrift_store::{DiffFilter, EndpointFilter, PageRequest};
 use time::OffsetDateTime;
 use uuid::Uuid;
 

@@ -27,7 +27,8 @@
 
 use crate::error::ApiError;
 pub use crate::gcra::{Class, Quota, RateInfo, RateLimits, Step, gcra};
-use apidrift_store::{RateLimitRow, Store, StoreError};
+use apidrift_app::ServiceError;
+use apidrift_app::ratelimit::SharedTats;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -179,31 +180,6 @@ struct Monotonic(Instant);
 impl Clock for Monotonic {
     fn nanos(&self) -> i64 {
         i64::try_from(self.0.elapsed().as_nanos()).unwrap_or(i64::MAX)
-    }
-}
-
-/// The shared TATs: the store's rate-limit calls (a trait so that tests share one fake database
-/// between several limiters).
-#[async_trait]
-trait SharedTats: Send + Sync + std::fmt::Debug {
-    async fn read(&self, key: &str) -> Result<Option<RateLimitRow>, StoreError>;
-    async fn swap(&self, key: &str, old: Option<i64>, new: i64) -> Result<bool, StoreError>;
-    async fn give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError>;
-}
-
-#[derive(Debug)]
-struct StoreTats(Arc<dyn Store>);
-
-#[async_trait]
-impl SharedTats for StoreTats {
-    async fn read(&self, key: &str) -> Result<Option<RateLimitRow>, StoreError> {
-        self.0.rate_limit_read(key).await
-    }
-    async fn swap(&self, key: &str, old: Option<i64>, new: i64) -> Result<bool, StoreError> {
-        self.0.rate_limit_swap(key, old, new).await
-    }
-    async fn give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError> {
-        self.0.rate_limit_give_back(key, nanos).await
     }
 }
 
@@ -363,11 +339,9 @@ pub struct StoreLimiter {
 }
 
 impl StoreLimiter {
-    pub fn new(store: Arc<dyn Store>) -> Self {
-        Self::with_parts(
-            Arc::new(StoreTats(store)),
-            Arc::new(Monotonic(Instant::now())),
-        )
+    /// The limiter over the shared TATs of the database (`Service::shared_tats`).
+    pub fn new(tats: Arc<dyn SharedTats>) -> Self {
+        Self::with_parts(tats, Arc::new(Monotonic(Instant::now())))
     }
 
     fn with_parts(tats: Arc<dyn SharedTats>, clock: Arc<dyn Clock>) -> Self {
@@ -451,7 +425,12 @@ impl StoreLimiter {
     /// Leases up to `want` units of `key`: read the TAT, advance it by the batch with a
     /// compare-and-swap, and read again when another instance moved it first. `None` when the
     /// store keeps no shared state.
-    async fn lease(&self, key: &str, want: u32, quota: Quota) -> Result<Option<Lease>, StoreError> {
+    async fn lease(
+        &self,
+        key: &str,
+        want: u32,
+        quota: Quota,
+    ) -> Result<Option<Lease>, ServiceError> {
         let mut ahead = 0;
         for _ in 0..SWAP_ATTEMPTS {
             let Some(row) = self.tats.read(key).await? else {
@@ -503,11 +482,7 @@ impl Limiter for StoreLimiter {
             let queued = slot.waiting.load(Ordering::Relaxed).saturating_add(1);
             state.want(queued, quota, now)
         };
-        let Some(lease) = self
-            .lease(key, want, quota)
-            .await
-            .map_err(ApiError::store)?
-        else {
+        let Some(lease) = self.lease(key, want, quota).await.map_err(ApiError::from)? else {
             return self.fallback.take(key, class, quota).await;
         };
         let mut state = lock(&slot.state);

@@ -53,7 +53,37 @@ pub enum ServiceError {
     Internal(String),
 }
 
+/// What a store failure inside a [`ServiceError::Store`] means to a caller, so that a front door
+/// picks its status without naming the store's error type. Each text is the store's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreFault {
+    /// The row does not exist (HTTP 404).
+    NotFound,
+    /// The row changed since it was read; nothing was written (HTTP 412).
+    Changed(String),
+    /// Input the store cannot hold, e.g. a NUL in user text (HTTP 400); the text names it.
+    InvalidInput(String),
+    /// The database cannot be reached (HTTP 503); the text is for the log.
+    Unavailable(String),
+    /// Any other store failure (HTTP 500); the text is for the log.
+    Other(String),
+}
+
 impl ServiceError {
+    /// The meaning of a store failure, or `None` when this is not [`ServiceError::Store`].
+    pub fn store_fault(&self) -> Option<StoreFault> {
+        let ServiceError::Store(e) = self else {
+            return None;
+        };
+        Some(match e {
+            StoreError::NotFound => StoreFault::NotFound,
+            StoreError::Changed => StoreFault::Changed(e.to_string()),
+            StoreError::InvalidInput(text) => StoreFault::InvalidInput(text.clone()),
+            StoreError::Unavailable(_) => StoreFault::Unavailable(e.to_string()),
+            other => StoreFault::Other(other.to_string()),
+        })
+    }
+
     /// [`ServiceError::NotFound`] for a row named by its id.
     pub fn not_found(what: &'static str, id: impl std::fmt::Display) -> Self {
         ServiceError::NotFound {
@@ -131,5 +161,36 @@ mod wording {
                 );
             }
         }
+    }
+}
+
+/// A store failure says what it means to a front door; other failures are not store faults.
+#[cfg(test)]
+mod faults {
+    use super::*;
+
+    #[test]
+    fn store_failures_map_to_faults() {
+        let fault = |e: StoreError| ServiceError::Store(e).store_fault();
+        assert_eq!(fault(StoreError::NotFound), Some(StoreFault::NotFound));
+        assert_eq!(
+            fault(StoreError::Changed),
+            Some(StoreFault::Changed("changed since it was read".into()))
+        );
+        assert_eq!(
+            fault(StoreError::InvalidInput("a NUL".into())),
+            Some(StoreFault::InvalidInput("a NUL".into()))
+        );
+        assert_eq!(
+            fault(StoreError::Unavailable("pool timed out".into())),
+            Some(StoreFault::Unavailable(
+                "database unavailable: pool timed out".into()
+            ))
+        );
+        assert_eq!(
+            fault(StoreError::Database("deadlock".into())),
+            Some(StoreFault::Other("database error: deadlock".into()))
+        );
+        assert_eq!(ServiceError::Invalid("x".into()).store_fault(), None);
     }
 }

@@ -44,6 +44,10 @@
 //!   [`Service::login`], and console sessions ([`Service::start_session`],
 //!   [`Service::find_session`], [`Service::end_session`], [`Service::logout`]).
 //!
+//! The value types those use cases take and hand out (filters, pages, stored rows) are
+//! [`read`]'s; the shared rate-limit state the API's leased limiter uses is [`ratelimit`]'s. A front
+//! door names nothing of the store beyond them.
+//!
 //! A new use case is one method here (in the module of its entity) plus a thin caller in each
 //! front door that offers it.
 
@@ -56,6 +60,8 @@ pub mod keys;
 pub mod lifecycle;
 pub mod openapi;
 pub mod probe;
+pub mod ratelimit;
+pub mod read;
 pub mod reads;
 pub mod tokens;
 pub mod users;
@@ -67,7 +73,7 @@ pub use base::{
     Clock, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_PARSE_BUDGET, Service, SystemClock,
 };
 pub use checks::{Accepted, BaselineCaptured, ChangeGroup, group_changes};
-pub use error::ServiceError;
+pub use error::{ServiceError, StoreFault};
 pub use lifecycle::{CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, WebhookTestResult};
 pub use openapi::{Candidate, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult};
 pub use probe::ProbeResult;

@@ -196,7 +196,7 @@ pub async fn serve(
     if shared {
         // Every instance on the database shares the per-workspace budgets, leased in
         // batches; unspent units go back after a second, and all of them at shutdown.
-        let limiter = Arc::new(StoreLimiter::new(store));
+        let limiter = Arc::new(StoreLimiter::new(service.shared_tats()));
         limiter.spawn_give_backs();
         state = state.with_limiter(limiter.clone());
         leased = Some(limiter);

@@ -11,8 +11,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
+use apidrift_app::read::PageRequest;
 use apidrift_app::{WebhookTestResult, act};
-use apidrift_store::PageRequest;
 use std::collections::HashMap;
 use uuid::Uuid;
 

@@ -10,8 +10,8 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
+use apidrift_app::read::{DiffFilter, PageRequest};
 use apidrift_app::{Action, act};
-use apidrift_store::{DiffFilter, PageRequest};
 use std::collections::HashMap;
 
 /// Checks the endpoint page's charts draw, and checks per history page.

@@ -7,8 +7,8 @@ use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use apidrift_app::Action;
+use apidrift_app::read::{EndpointFilter, PageRequest};
 use apidrift_model::Health;
-use apidrift_store::{EndpointFilter, PageRequest};
 use std::collections::HashMap;
 
 /// Endpoints per console page.

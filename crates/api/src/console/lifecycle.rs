@@ -13,9 +13,9 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
+use apidrift_app::read::StoredEndpoint;
 use apidrift_app::{Service, ServiceError, act};
 use apidrift_model::Cadence;
-use apidrift_store::StoredEndpoint;
 use uuid::Uuid;
 
 /// Registers the lifecycle routes.

@@ -61,7 +61,9 @@ async fn webhooks_page(state: &AppState, s: &Session, outcome: HookOutcome) -> P
             refusal = error.to_string();
             // A Slack or Discord URL is a secret, and so is any URL that holds one by its form
             // (a query value, a Discord token, …): a refused form does not send it back.
-            let hook_kind = kind.parse().unwrap_or(apidrift_store::WebhookKind::Generic);
+            let hook_kind = kind
+                .parse()
+                .unwrap_or(apidrift_app::read::WebhookKind::Generic);
             let url = if apidrift_app::redact::text_holds_secret(hook_kind, url) {
                 ""
             } else {

@@ -2,6 +2,7 @@
 //! driven by hand, as one instance and as several instances sharing the database.
 
 use super::*;
+use apidrift_app::ratelimit::RateLimitRow;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize};
 
 const SEC: i64 = 1_000_000_000;
@@ -62,7 +63,7 @@ impl FakeDb {
 
 #[async_trait]
 impl SharedTats for FakeDb {
-    async fn read(&self, key: &str) -> Result<Option<RateLimitRow>, StoreError> {
+    async fn read(&self, key: &str) -> Result<Option<RateLimitRow>, ServiceError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
         // A round trip: other requests run meanwhile.
         tokio::task::yield_now().await;
@@ -71,7 +72,7 @@ impl SharedTats for FakeDb {
             tat: self.tat(key),
         }))
     }
-    async fn swap(&self, key: &str, old: Option<i64>, new: i64) -> Result<bool, StoreError> {
+    async fn swap(&self, key: &str, old: Option<i64>, new: i64) -> Result<bool, ServiceError> {
         tokio::task::yield_now().await;
         let mut tats = lock(&self.tats);
         if self.always_lose.load(Ordering::SeqCst) || tats.get(key).copied() != old {
@@ -82,7 +83,7 @@ impl SharedTats for FakeDb {
         self.writes.fetch_add(1, Ordering::SeqCst);
         Ok(true)
     }
-    async fn give_back(&self, key: &str, nanos: i64) -> Result<(), StoreError> {
+    async fn give_back(&self, key: &str, nanos: i64) -> Result<(), ServiceError> {
         if let Some(tat) = lock(&self.tats).get_mut(key) {
             *tat -= nanos;
             self.writes.fetch_add(1, Ordering::SeqCst);
@@ -97,13 +98,13 @@ struct NoSharedState;
 
 #[async_trait]
 impl SharedTats for NoSharedState {
-    async fn read(&self, _: &str) -> Result<Option<RateLimitRow>, StoreError> {
+    async fn read(&self, _: &str) -> Result<Option<RateLimitRow>, ServiceError> {
         Ok(None)
     }
-    async fn swap(&self, _: &str, _: Option<i64>, _: i64) -> Result<bool, StoreError> {
+    async fn swap(&self, _: &str, _: Option<i64>, _: i64) -> Result<bool, ServiceError> {
         Ok(false)
     }
-    async fn give_back(&self, _: &str, _: i64) -> Result<(), StoreError> {
+    async fn give_back(&self, _: &str, _: i64) -> Result<(), ServiceError> {
         Ok(())
     }
 }

@@ -8,9 +8,9 @@ use crate::query::Params;
 use crate::routes::parse_id;
 use crate::state::AppState;
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use apidrift_app::read::{DiffFilter, PageRequest};
 use apidrift_app::{Actor, act};
 use apidrift_model::{DiffEnvelope, DiffList, ErrorBody, Pagination};
-use apidrift_store::{DiffFilter, PageRequest};
 
 /// List diffs across the workspace, newest first.
 #[utoipa::path(
