@@ -6,8 +6,9 @@
 use crate::cached::cached;
 use crate::escape::{read_opt, read_text, store_opt, store_text};
 use crate::run::Tx;
+use crate::webhooks::list_webhooks;
 use crate::{Error, PgStore, Result};
-use apidrift_model::{Cadence, Severity};
+use apidrift_model::Cadence;
 use apidrift_store::run as store_run;
 use apidrift_store::{
     AlertDraft, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
@@ -17,12 +18,10 @@ use apidrift_store::{
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Int4, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
-
-type Conn = AsyncPgConnection;
 
 /// The end of a lease taken at `now`, saturating like SQLite's: a lease too long to represent
 /// never ends (it used to fall back to one hour, or panic past the year 9999).
@@ -30,61 +29,9 @@ fn lease_until(now: OffsetDateTime, lease: Duration) -> OffsetDateTime {
     now.saturating_add(time::Duration::try_from(lease).unwrap_or(time::Duration::MAX))
 }
 
-#[derive(QueryableByName)]
-struct WebhookRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    workspace_id: Uuid,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    url: String,
-    #[diesel(sql_type = Text)]
-    min_severity: String,
-    #[diesel(sql_type = Bytea)]
-    sealed_secret: Vec<u8>,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
-}
-
-impl WebhookRow {
-    fn into_model(self) -> Result<StoredWebhook, StoreError> {
-        Ok(NewWebhook {
-            id: self.id,
-            workspace_id: self.workspace_id,
-            kind: self
-                .kind
-                .parse::<WebhookKind>()
-                .map_err(|e| StoreError::corrupt("webhooks.kind", e))?,
-            url: self.url,
-            min_severity: self
-                .min_severity
-                .parse::<Severity>()
-                .map_err(|e| StoreError::corrupt("webhooks.min_severity", e))?,
-            sealed_secret: self.sealed_secret,
-            created_at: self.created_at,
-        })
-    }
-}
-
 fn kind(text: &str) -> Result<WebhookKind, StoreError> {
     text.parse::<WebhookKind>()
         .map_err(|e| StoreError::corrupt("webhooks.kind", e))
-}
-
-pub(crate) async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
-    let rows: Vec<WebhookRow> = cached(
-        "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
-         WHERE workspace_id = $1 ORDER BY created_at, id",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .load(c)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(WebhookRow::into_model)
-        .collect::<Result<_, _>>()?)
 }
 
 #[derive(QueryableByName)]

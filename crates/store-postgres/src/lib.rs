@@ -39,6 +39,7 @@ mod sealed;
 mod tokens;
 mod totals;
 mod users;
+mod webhooks;
 mod workspaces;
 
 #[cfg(feature = "testkit")]

@@ -6,10 +6,10 @@
 //! alert decisions of one endpoint are serialised), the workspace's usage row last so its lock
 //! is held only until the commit. These functions store and fetch.
 
-use crate::alerts::list_webhooks;
 use crate::cached::cached;
 use crate::escape::{read_opt, store_opt, store_text};
 use crate::rows::micros;
+use crate::webhooks::list_webhooks;
 use crate::{Error, Result, checks, not_found, workspaces};
 use apidrift_model::Health;
 use apidrift_store::run::{CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused};

@@ -5,8 +5,9 @@
 use crate::cached::cached;
 use crate::rows::{from_ts, id, parse_id, ts};
 use crate::run::{self, Tx};
+use crate::webhooks::list_webhooks;
 use crate::{Error, Result, SqliteStore};
-use apidrift_model::{Cadence, Severity};
+use apidrift_model::Cadence;
 use apidrift_store::run as store_run;
 use apidrift_store::{
     AlertDraft, AlertStore, CheckRecording, ClaimedDelivery, ClaimedSchedule, DeliveryAttempt,
@@ -24,60 +25,9 @@ fn lease_until(now: OffsetDateTime, lease: Duration) -> i64 {
     ts(now).saturating_add(i64::try_from(lease.as_micros()).unwrap_or(i64::MAX))
 }
 
-#[derive(QueryableByName)]
-struct WebhookRow {
-    #[diesel(sql_type = Text)]
-    id: String,
-    #[diesel(sql_type = Text)]
-    workspace_id: String,
-    #[diesel(sql_type = Text)]
-    kind: String,
-    #[diesel(sql_type = Text)]
-    url: String,
-    #[diesel(sql_type = Text)]
-    min_severity: String,
-    #[diesel(sql_type = Binary)]
-    sealed_secret: Vec<u8>,
-    #[diesel(sql_type = BigInt)]
-    created_at: i64,
-}
-
-impl WebhookRow {
-    fn into_model(self) -> Result<StoredWebhook, StoreError> {
-        Ok(NewWebhook {
-            id: parse_id("webhooks.id", &self.id)?,
-            workspace_id: parse_id("webhooks.workspace_id", &self.workspace_id)?,
-            kind: self
-                .kind
-                .parse::<WebhookKind>()
-                .map_err(|e| StoreError::corrupt("webhooks.kind", e))?,
-            url: self.url,
-            min_severity: self
-                .min_severity
-                .parse::<Severity>()
-                .map_err(|e| StoreError::corrupt("webhooks.min_severity", e))?,
-            sealed_secret: self.sealed_secret,
-            created_at: from_ts("webhooks.created_at", self.created_at)?,
-        })
-    }
-}
-
 fn kind(text: &str) -> Result<WebhookKind, StoreError> {
     text.parse::<WebhookKind>()
         .map_err(|e| StoreError::corrupt("webhooks.kind", e))
-}
-
-pub(crate) fn list_webhooks(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredWebhook>> {
-    let rows: Vec<WebhookRow> = cached(
-        "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
-         WHERE workspace_id = ? ORDER BY created_at, id",
-    )
-    .bind::<Text, _>(id(ws))
-    .load(c)?;
-    Ok(rows
-        .into_iter()
-        .map(WebhookRow::into_model)
-        .collect::<Result<_, _>>()?)
 }
 
 #[derive(QueryableByName)]

@@ -45,6 +45,7 @@ mod sealed;
 mod tokens;
 mod totals;
 mod users;
+mod webhooks;
 mod workspaces;
 mod writer;
 

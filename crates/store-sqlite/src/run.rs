@@ -5,9 +5,9 @@
 //! `apidrift_store::run`'s; these functions store and fetch. Every step is synchronous, so
 //! [`now`] drives the orchestration to its end on the writer's thread.
 
-use crate::alerts::list_webhooks;
 use crate::cached::cached;
 use crate::rows::{id, parse_id, ts};
+use crate::webhooks::list_webhooks;
 use crate::{Error, Result, checks, workspaces};
 use apidrift_model::Health;
 use apidrift_store::run::{
