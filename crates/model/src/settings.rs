@@ -24,9 +24,6 @@
 
 use crate::endpoint::Schedule;
 use crate::enums::{Cadence, DiffMode, HttpMethod};
-use crate::validate::{
-    DEFAULT_CONTENT_TYPE, DEFAULT_ENVIRONMENT, DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS,
-};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -140,27 +137,6 @@ fn schedule_entry<S: Serializer>(c: &Option<Cadence>, s: S) -> Result<S::Ok, S::
 }
 
 impl EndpointSettings {
-    /// The settings of a create entry that gives only `name` and `url`: every other field at
-    /// its default. `url` is taken as given (the create rules normalise and check it).
-    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
-        EndpointSettings {
-            name: name.into(),
-            url: url.into(),
-            method: HttpMethod::Get,
-            environment: DEFAULT_ENVIRONMENT.to_owned(),
-            description: None,
-            tags: Vec::new(),
-            content_type: DEFAULT_CONTENT_TYPE.to_owned(),
-            diff_mode: DiffMode::Schema,
-            timeout_ms: DEFAULT_TIMEOUT_MS,
-            schedule: None,
-            ignore_paths: Vec::new(),
-            identity_keys: BTreeMap::new(),
-            follow_redirects: false,
-            retries: DEFAULT_RETRIES,
-        }
-    }
-
     /// The settings as a create entry (see [the type](Self)).
     pub fn to_entry(&self) -> Map<String, Value> {
         match serde_json::to_value(self) {

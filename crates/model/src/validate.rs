@@ -752,6 +752,30 @@ fn is_media_type(s: &str) -> bool {
         && !s.chars().any(|c| c.is_control())
 }
 
+/// The create defaults, written beside the rules that fill them in.
+impl EndpointSettings {
+    /// The settings of a create entry that gives only `name` and `url`: every other field at
+    /// its default. `url` is taken as given (the create rules normalise and check it).
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        EndpointSettings {
+            name: name.into(),
+            url: url.into(),
+            method: HttpMethod::Get,
+            environment: DEFAULT_ENVIRONMENT.to_owned(),
+            description: None,
+            tags: Vec::new(),
+            content_type: DEFAULT_CONTENT_TYPE.to_owned(),
+            diff_mode: DiffMode::Schema,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            schedule: None,
+            ignore_paths: Vec::new(),
+            identity_keys: BTreeMap::new(),
+            follow_redirects: false,
+            retries: DEFAULT_RETRIES,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
