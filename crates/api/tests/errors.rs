@@ -187,7 +187,9 @@ async fn invalid_input_is_400_naming_the_field() -> TestResult {
         error_of(res).await?,
         (
             StatusCode::BAD_REQUEST,
-            "no baseline has been captured for this endpoint yet".to_owned()
+            "no baseline has been captured for this endpoint yet; capture one first with \
+             POST /v1/endpoints/{id}/baseline (or apidrift baseline capture)"
+                .to_owned()
         )
     );
     Ok(())

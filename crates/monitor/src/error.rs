@@ -140,7 +140,9 @@ pub enum MonitorError {
     #[error("endpoint not found")]
     NotFound,
     /// A check needs an active baseline (400).
-    #[error("no baseline has been captured for this endpoint yet")]
+    #[error(
+        "no baseline has been captured for this endpoint yet; capture one first with POST /v1/endpoints/{{id}}/baseline (or apidrift baseline capture)"
+    )]
     NoBaseline,
     /// The workspace used its monthly check quota (400).
     #[error("monthly check quota exhausted ({used} of {quota} checks used this month)")]
