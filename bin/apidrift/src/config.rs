@@ -153,13 +153,33 @@ pub enum LogFormat {
 }
 
 /// `[metrics]`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsSettings {
     /// When set, `GET /metrics` requires `Authorization: Bearer TOKEN`
     /// (`APIDRIFT_METRICS__TOKEN`).
     #[serde(serialize_with = "redacted")]
     pub token: Option<SecretString>,
+    /// Per-endpoint series (`apidrift_endpoint_up`, `apidrift_endpoint_response_seconds`,
+    /// `apidrift_endpoint_drift_open`) labelled by workspace and endpoint
+    /// (`APIDRIFT_METRICS__PER_ENDPOINT`); off by default.
+    pub per_endpoint: bool,
+    /// The most endpoints with per-endpoint series (default 10000); the rest are counted in
+    /// `apidrift_metrics_series_dropped` (`APIDRIFT_METRICS__MAX_SERIES`).
+    pub max_series: u32,
+}
+
+/// The default of `[metrics] max_series`.
+pub const DEFAULT_MAX_SERIES: u32 = 10_000;
+
+impl Default for MetricsSettings {
+    fn default() -> Self {
+        MetricsSettings {
+            token: None,
+            per_endpoint: false,
+            max_series: DEFAULT_MAX_SERIES,
+        }
+    }
 }
 
 /// `[retention]` (`APIDRIFT_RETENTION__CHECK_DAYS=…`).
@@ -733,6 +753,36 @@ mod tests {
 
         let bad = env(&[("APIDRIFT_LOG_FORMAT", "xml")]);
         assert!(load(None, &bad, &Overrides::default()).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn per_endpoint_metrics_from_file_and_environment() -> TestResult {
+        let s = load(None, &env(&[]), &Overrides::default())?;
+        assert!(!s.metrics.per_endpoint);
+        assert_eq!(s.metrics.max_series, DEFAULT_MAX_SERIES);
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("apidrift.toml");
+        std::fs::write(&file, "[metrics]\nper_endpoint = true\nmax_series = 2\n")?;
+        let s = load(Some(&file), &env(&[]), &Overrides::default())?;
+        assert!(s.metrics.per_endpoint);
+        assert_eq!(s.metrics.max_series, 2);
+        let e = env(&[
+            ("APIDRIFT_METRICS__PER_ENDPOINT", "true"),
+            ("APIDRIFT_METRICS__MAX_SERIES", "7"),
+        ]);
+        let s = load(None, &e, &Overrides::default())?;
+        assert!(s.metrics.per_endpoint);
+        assert_eq!(s.metrics.max_series, 7);
+        std::fs::write(&file, "[metrics]\nper_endpoints = true\n")?;
+        let err = load(Some(&file), &env(&[]), &Overrides::default()).err();
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.contains(
+                "unknown key `metrics.per_endpoints`; did you mean `metrics.per_endpoint`?"
+            ),
+            "{text}"
+        );
         Ok(())
     }
 

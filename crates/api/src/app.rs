@@ -21,6 +21,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/endpoints/{id}", "GET, PATCH, DELETE"),
     ("/api/v1/endpoints/{id}/checks", "GET"),
     ("/api/v1/endpoints/{id}/check", "POST"),
+    ("/api/v1/workspace", "GET, PATCH"),
     ("/api/v1/diffs", "GET"),
     ("/api/v1/diffs/{id}", "GET"),
     ("/api/v1/diffs/{id}/accept", "POST"),

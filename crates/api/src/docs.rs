@@ -7,7 +7,7 @@
     reason = "documentation-only types: read by utoipa, never constructed"
 )]
 
-use apidrift_model::{AuthType, Frequency, Health, HttpMethod};
+use apidrift_model::{AuthType, Frequency, Health, HttpMethod, SeverityOverride};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
@@ -103,6 +103,11 @@ pub struct EndpointCreateDoc {
     /// times (0 to 3, default 1); one quota unit per check whatever the retries.
     #[schema(minimum = 0, maximum = 3)]
     pub retries: Option<u8>,
+    /// Severity overrides of this endpoint's checks: at most 50 `{"rule", "path"?, "severity"}`
+    /// (rule ids of docs/severity.md; severity info, warning, breaking or ignore, which drops
+    /// the change), tried before the workspace's; the first match wins.
+    #[schema(max_items = 50)]
+    pub severity_overrides: Option<Vec<SeverityOverride>>,
 }
 
 /// `PATCH /api/v1/endpoints/{id}`: any subset of the EndpointCreate fields, plus `paused`. Each
@@ -140,8 +145,23 @@ pub struct EndpointPatchDoc {
     pub follow_redirects: Option<bool>,
     #[schema(minimum = 0, maximum = 3)]
     pub retries: Option<u8>,
+    /// Replaces every severity override; `[]` or `null` removes them.
+    #[schema(max_items = 50)]
+    pub severity_overrides: Option<Vec<SeverityOverride>>,
     /// Scheduled runs skip a paused endpoint (no quota used); manual checks still run.
     pub paused: Option<bool>,
+}
+
+/// `PATCH /api/v1/workspace`: the workspace's settings to change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = WorkspacePatch)]
+pub struct WorkspacePatchDoc {
+    /// The workspace's default severity overrides, replaced whole (`[]` or `null` removes
+    /// them): at most 50 `{"rule", "path"?, "severity"}`, tried after an endpoint's own; the
+    /// first match wins.
+    #[schema(max_items = 50)]
+    pub severity_overrides: Option<Vec<SeverityOverride>>,
 }
 
 /// Optional body of `POST /v1/endpoints/{id}/baseline`.

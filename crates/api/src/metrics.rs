@@ -13,7 +13,12 @@
 //! * the check, schedule and delivery families of [`apidrift_app::metrics`];
 //! * `apidrift_endpoints{health}` and `apidrift_outbox_pending`, gauges read from the store at
 //!   scrape time (so every instance on one database reports the same figures), and
-//!   `apidrift_store_up` (1 when that read succeeded).
+//!   `apidrift_store_up` (1 when that read succeeded);
+//! * with `[metrics] per_endpoint = true` only: `apidrift_endpoint_up`,
+//!   `apidrift_endpoint_response_seconds` and `apidrift_endpoint_drift_open`, labelled
+//!   `workspace`, `endpoint` (names) and `endpoint_id`, for at most `[metrics] max_series`
+//!   endpoints (one store read per scrape), and `apidrift_metrics_series_dropped`, the
+//!   endpoints left out.
 
 pub use crate::bearer::{TokenDigest, digest};
 use crate::state::AppState;
@@ -205,7 +210,18 @@ async fn render(state: &AppState) -> String {
         "gauge",
         "1 when this scrape could read the store's figures, else 0.",
     );
-    let _ = writeln!(out, "apidrift_store_up {}", u8::from(gauges.is_ok()));
+    let series = match state.endpoint_series {
+        Some(limit) => Some(state.service.endpoint_series(limit).await),
+        None => None,
+    };
+    if let Some(Err(e)) = &series {
+        tracing::warn!(error = %e, "metrics: reading the per-endpoint figures failed");
+    }
+    let up = gauges.is_ok() && !matches!(series, Some(Err(_)));
+    let _ = writeln!(out, "apidrift_store_up {}", u8::from(up));
+    if let Some(Ok(series)) = series {
+        render_endpoints(&mut out, &series);
+    }
     if let Ok(g) = gauges {
         family(
             &mut out,
@@ -230,6 +246,76 @@ async fn render(state: &AppState) -> String {
         let _ = writeln!(out, "apidrift_outbox_pending {}", g.outbox_pending);
     }
     out
+}
+
+/// The per-endpoint families (`[metrics] per_endpoint`).
+fn render_endpoints(out: &mut String, series: &apidrift_app::read::EndpointSeries) {
+    let labels = |s: &apidrift_app::read::EndpointSample| {
+        format!(
+            "workspace=\"{}\",endpoint=\"{}\",endpoint_id=\"{}\"",
+            escape(&s.workspace),
+            escape(&s.endpoint),
+            s.endpoint_id
+        )
+    };
+    family(
+        out,
+        "apidrift_endpoint_up",
+        "gauge",
+        "1 when the endpoint's last check got a response with a status below 500, else 0; absent before its first check.",
+    );
+    for s in &series.samples {
+        if let Some(up) = s.up {
+            let _ = writeln!(
+                out,
+                "apidrift_endpoint_up{{{}}} {}",
+                labels(s),
+                u8::from(up)
+            );
+        }
+    }
+    family(
+        out,
+        "apidrift_endpoint_response_seconds",
+        "gauge",
+        "The response time of the endpoint's last check, in seconds; absent when it got no response.",
+    );
+    for s in &series.samples {
+        if let Some(ms) = s.response_time_ms {
+            let _ = writeln!(
+                out,
+                "apidrift_endpoint_response_seconds{{{}}} {}",
+                labels(s),
+                f64::from(ms) / 1000.0
+            );
+        }
+    }
+    family(
+        out,
+        "apidrift_endpoint_drift_open",
+        "gauge",
+        "1 while the endpoint has drift that was not accepted (health warning or breaking), else 0.",
+    );
+    for s in &series.samples {
+        let _ = writeln!(
+            out,
+            "apidrift_endpoint_drift_open{{{}}} {}",
+            labels(s),
+            u8::from(s.drift_open)
+        );
+    }
+    family(
+        out,
+        "apidrift_metrics_series_dropped",
+        "gauge",
+        "Endpoints left out of the per-endpoint series because of [metrics] max_series.",
+    );
+    let kept = u64::try_from(series.samples.len()).unwrap_or(u64::MAX);
+    let _ = writeln!(
+        out,
+        "apidrift_metrics_series_dropped {}",
+        series.total.saturating_sub(kept)
+    );
 }
 
 /// Whether the request carries the configured bearer token (compared in constant time over

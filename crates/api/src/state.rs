@@ -30,6 +30,9 @@ pub struct AppState {
     /// SHA-256 of the bearer token `GET /metrics` requires (`[metrics] token`); `None` leaves
     /// the route open.
     pub metrics_token: Option<TokenDigest>,
+    /// `[metrics] per_endpoint`: the most endpoints with their own series (`[metrics]
+    /// max_series`); `None` (the default) leaves the per-endpoint series out.
+    pub endpoint_series: Option<u32>,
 }
 
 impl AppState {
@@ -41,6 +44,7 @@ impl AppState {
             limiter: Arc::new(MemoryLimiter::default()),
             ip_limiter: Arc::new(MemoryLimiter::default()),
             metrics_token: None,
+            endpoint_series: None,
         }
     }
 
@@ -56,6 +60,14 @@ impl AppState {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(crate::bearer::digest);
+        self
+    }
+
+    /// Adds the per-endpoint series to `GET /metrics` for at most `max_series` endpoints
+    /// (`[metrics] per_endpoint`, `[metrics] max_series`); the rest are counted in
+    /// `apidrift_metrics_series_dropped`.
+    pub fn with_endpoint_series(mut self, per_endpoint: bool, max_series: u32) -> Self {
+        self.endpoint_series = per_endpoint.then_some(max_series);
         self
     }
 

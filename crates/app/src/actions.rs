@@ -148,6 +148,10 @@ table! {
     ManageWebhooks: WRITE, Admin, Creates, "manage webhooks";
     /// Create, list and revoke tokens (console).
     ManageTokens: SESSION, Admin, Creates, "manage tokens";
+    /// Read the workspace's settings (its default severity overrides).
+    ReadWorkspace: READ, Viewer, Reads, "read workspace settings";
+    /// Change the workspace's settings (`PATCH /api/v1/workspace`).
+    UpdateWorkspace: WRITE, Admin, Creates, "change workspace settings";
     /// Probe a URL once (console).
     ProbeUrls: SESSION, Member, Checks, "run checks";
     /// List the operations of an OpenAPI document (console; importing them is

@@ -10,7 +10,7 @@
 use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
-use apidrift_diff::{IdentityRule, IgnorePattern};
+use apidrift_diff::{IdentityRule, IgnorePattern, OverrideRule};
 use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
@@ -84,8 +84,8 @@ impl Service {
         Ok(())
     }
 
-    /// One entry: D6 validation, `ignorePaths` and `identityKeys` through the diff engine's
-    /// parser, and the plan rule for schedules.
+    /// One entry: D6 validation, `ignorePaths`, `identityKeys` and the paths of
+    /// `severityOverrides` through the diff engine's parser, and the plan rule for schedules.
     pub(crate) fn check_entry(
         &self,
         entry: &Value,
@@ -100,6 +100,7 @@ impl Service {
             IdentityRule::parse(pattern, key)
                 .map_err(|e| format!("{}: {e}", validate::identity_key_field(pattern)))?;
         }
+        check_overrides("severityOverrides", &settings.severity_overrides)?;
         if settings.schedule.is_some() && !schedules {
             return Err("schedule: requires the Starter plan or above".into());
         }
@@ -186,6 +187,19 @@ impl Service {
             skipped,
         })
     }
+}
+
+/// A list of severity overrides (checked for form by the model) parsed by the diff engine, so
+/// that a path it cannot use, or one where the rule never reports, is refused with the entry's
+/// position (`severityOverrides[1]: invalid severity override …`).
+pub(crate) fn check_overrides(
+    field_name: &str,
+    list: &[apidrift_model::SeverityOverride],
+) -> Result<(), String> {
+    for (i, o) in list.iter().enumerate() {
+        OverrideRule::from_wire(o).map_err(|e| format!("{field_name}[{i}]: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The row of a valid entry, without its secrets: the import creates endpoints without

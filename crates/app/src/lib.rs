@@ -80,6 +80,7 @@ pub use probe::ProbeResult;
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};
 pub use webhooks::WebhookView;
+pub use workspaces::WorkspaceView;
 
 /// What the front doors show of the monitor: the largest sample count of a baseline capture,
 /// the URL redaction of pages and messages, and the process metrics `GET /metrics` renders.

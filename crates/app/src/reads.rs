@@ -8,7 +8,7 @@ use super::base::Service;
 use super::error::ServiceError;
 use apidrift_model::{DiffDetail, DiffSummary};
 use apidrift_store::{
-    DiffFilter, EndpointFilter, OperatorGauges, Page, PageRequest, StoredEndpoint,
+    DiffFilter, EndpointFilter, EndpointSeries, OperatorGauges, Page, PageRequest, StoredEndpoint,
 };
 use uuid::Uuid;
 
@@ -118,5 +118,11 @@ impl Service {
     /// The operator's gauges of `GET /metrics` (workspaces, endpoints by health, the backlog).
     pub async fn operator_gauges(&self) -> Result<OperatorGauges, ServiceError> {
         Ok(self.store.operator_gauges().await?)
+    }
+
+    /// The per-endpoint figures of `GET /metrics` (`[metrics] per_endpoint`): the first `limit`
+    /// endpoints across every workspace and the number of endpoints, in one store read.
+    pub async fn endpoint_series(&self, limit: u32) -> Result<EndpointSeries, ServiceError> {
+        Ok(self.store.endpoint_series(limit).await?)
     }
 }

@@ -1,11 +1,57 @@
 //! Workspaces (D3, D17): creating one and changing its name, plan or limits. A plan brings its
 //! limits (`Plan::endpoint_limit`, `Plan::check_quota`) unless the caller overrides them.
 
+use super::actions::{Action, Actor};
 use super::base::Service;
 use super::error::ServiceError;
-use apidrift_model::Plan;
+use apidrift_model::{Plan, SeverityOverride, WorkspaceSettings};
 use apidrift_store::{NewWorkspace, StoreError, Workspace, WorkspaceUpdate, new_id};
+use serde_json::Value;
 use uuid::Uuid;
+
+/// The wire name of the workspace's default severity overrides.
+pub const OVERRIDES_FIELD: &str = "severityOverrides";
+
+/// A workspace's settings as `GET`/`PATCH /api/v1/workspace` answer them, with their version
+/// (the strong `ETag`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkspaceView {
+    pub settings: WorkspaceSettings,
+    pub version: i64,
+}
+
+impl WorkspaceView {
+    fn of(w: Workspace) -> WorkspaceView {
+        WorkspaceView {
+            settings: WorkspaceSettings {
+                id: w.id,
+                name: w.name,
+                plan: w.plan,
+                severity_overrides: w.severity_overrides,
+            },
+            version: w.version,
+        }
+    }
+}
+
+/// Reads a `PATCH /api/v1/workspace` body: an object whose only member is `severityOverrides`
+/// (a list of overrides; `null` or `[]` removes them). The reason names the member.
+pub fn parse_settings_patch(body: &Value) -> Result<Vec<SeverityOverride>, String> {
+    let Value::Object(map) = body else {
+        return Err("request body must be a JSON object".into());
+    };
+    if let Some(unknown) = map.keys().find(|k| *k != OVERRIDES_FIELD) {
+        return Err(format!(
+            "{unknown}: not a workspace setting that can be changed (settings: {OVERRIDES_FIELD})"
+        ));
+    }
+    let Some(list) = map.get(OVERRIDES_FIELD) else {
+        return Err(format!("nothing to change: send {OVERRIDES_FIELD}"));
+    };
+    let list = SeverityOverride::parse_list(OVERRIDES_FIELD, list)?;
+    crate::endpoints::check_overrides(OVERRIDES_FIELD, &list)?;
+    Ok(list)
+}
 
 /// Longest workspace name accepted.
 pub const MAX_NAME: usize = 200;
@@ -62,6 +108,45 @@ impl Service {
             .await?)
     }
 
+    /// `GET /api/v1/workspace`: the settings of the actor's workspace and their version.
+    pub async fn workspace_settings(&self, actor: &Actor) -> Result<WorkspaceView, ServiceError> {
+        actor.may(Action::ReadWorkspace)?;
+        Ok(WorkspaceView::of(self.workspace(actor.workspace()).await?))
+    }
+
+    /// The version of the actor's workspace settings, for a change (an `If-Match` list of several
+    /// versions is resolved against it).
+    pub async fn workspace_version(&self, actor: &Actor) -> Result<i64, ServiceError> {
+        actor.may(Action::UpdateWorkspace)?;
+        Ok(self.workspace(actor.workspace()).await?.version)
+    }
+
+    /// `PATCH /api/v1/workspace` (admin or above): replaces the workspace's default severity
+    /// overrides (D26) and answers the settings. Order: the body (400, naming the member), then
+    /// `if_match` (412 when the settings changed since the caller read that version; nothing
+    /// is written). Every change adds 1 to the version.
+    pub async fn update_workspace_settings(
+        &self,
+        actor: &Actor,
+        body: &Value,
+        if_match: Option<i64>,
+    ) -> Result<WorkspaceView, ServiceError> {
+        actor.may(Action::UpdateWorkspace)?;
+        let ws = actor.workspace();
+        let overrides = parse_settings_patch(body).map_err(ServiceError::Invalid)?;
+        let update = WorkspaceUpdate {
+            severity_overrides: Some(overrides),
+            expected_version: if_match,
+            ..WorkspaceUpdate::default()
+        };
+        match self.store.update_workspace(ws, update).await {
+            Ok(w) => Ok(WorkspaceView::of(w)),
+            Err(StoreError::NotFound) => Err(ServiceError::not_found("workspace", ws)),
+            Err(StoreError::Changed) => Err(ServiceError::Changed { what: "workspace" }),
+            Err(other) => Err(other.into()),
+        }
+    }
+
     /// Operator (`apidrift workspace list`): every workspace, oldest first.
     pub async fn list_workspaces(&self) -> Result<Vec<Workspace>, ServiceError> {
         Ok(self.store.list_workspaces().await?)
@@ -89,6 +174,7 @@ impl Service {
                 .endpoint_limit
                 .or(change.plan.map(Plan::endpoint_limit)),
             check_quota: change.check_quota.or(change.plan.map(Plan::check_quota)),
+            ..WorkspaceUpdate::default()
         };
         self.store
             .update_workspace(id, update)
@@ -103,6 +189,50 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settings_patch_names_its_member() {
+        use serde_json::json;
+        let read = |v: Value| parse_settings_patch(&v);
+        assert_eq!(
+            read(json!({"severityOverrides": [{"rule": "field-added", "severity": "breaking"}]})),
+            Ok(vec![SeverityOverride::new(
+                "field-added",
+                apidrift_model::OverrideSeverity::Breaking
+            )])
+        );
+        assert_eq!(read(json!({"severityOverrides": null})), Ok(Vec::new()));
+        assert_eq!(
+            read(json!({})).err().as_deref(),
+            Some("nothing to change: send severityOverrides")
+        );
+        assert_eq!(
+            read(json!({"name": "x"})).err().as_deref(),
+            Some("name: not a workspace setting that can be changed (settings: severityOverrides)")
+        );
+        assert_eq!(
+            read(json!([])).err().as_deref(),
+            Some("request body must be a JSON object")
+        );
+        let unknown = read(json!({"severityOverrides": [{"rule": "added", "severity": "info"}]}));
+        assert!(
+            unknown.as_ref().err().is_some_and(|e| e.starts_with(
+                "severityOverrides[0].rule: unknown rule \"added\"; the rules are field-removed"
+            )),
+            "{unknown:?}"
+        );
+        // The path is parsed by the diff engine: a rule that never reports there is refused.
+        let nowhere = read(json!({"severityOverrides": [
+            {"rule": "field-added", "severity": "info"},
+            {"rule": "status-changed", "path": "$.a", "severity": "info"},
+        ]}));
+        assert!(
+            nowhere.as_ref().err().is_some_and(|e| e
+                .starts_with("severityOverrides[1]: invalid severity override")
+                && e.contains("never matches")),
+            "{nowhere:?}"
+        );
+    }
 
     #[test]
     fn names_are_trimmed_and_bounded() {

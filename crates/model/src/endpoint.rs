@@ -76,6 +76,10 @@ pub struct Endpoint {
     /// (`{"$.commits": "sha"}`). Always present (`{}` when none).
     #[serde(default)]
     pub identity_keys: BTreeMap<String, String>,
+    /// Severity overrides of this endpoint's checks (`[{"rule", "path"?, "severity"}]`), tried
+    /// before the workspace's. Always present (`[]` when none).
+    #[serde(default)]
+    pub severity_overrides: Vec<crate::SeverityOverride>,
 }
 
 /// The credential block (`auth`) of a create request. Write-only: it deserialises but cannot be

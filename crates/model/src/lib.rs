@@ -124,7 +124,7 @@ pub use endpoint::{
 pub use enums::{
     AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,
 };
-pub use overrides::{OverrideSeverity, SeverityOverride};
+pub use overrides::{OverrideSeverity, SeverityOverride, WorkspaceSettings};
 pub use secret::SecretString;
 pub use settings::{ENTRY_FIELDS, EndpointPatch, EndpointSettings, PAUSED_FIELD, SECRET_FIELDS};
 

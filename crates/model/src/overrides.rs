@@ -258,6 +258,38 @@ impl SeverityOverride {
     }
 }
 
+/// The settings of a workspace, as `GET` and `PATCH /api/v1/workspace` answer them: its id, name
+/// and plan, and its default severity overrides (tried after an endpoint's own; the first match
+/// wins). The version of these settings travels as the answer's `ETag`.
+///
+/// ```
+/// use apidrift_model::{Plan, WorkspaceSettings};
+///
+/// let wire = serde_json::json!({
+///     "id": "00000000-0000-0000-0000-000000000001", "name": "acme", "plan": "free",
+///     "severityOverrides": [{"rule": "field-added", "severity": "breaking"}],
+/// });
+/// let settings: WorkspaceSettings = serde_json::from_value(wire.clone())?;
+/// assert_eq!(settings.plan, Plan::Free);
+/// assert_eq!(serde_json::to_value(&settings)?, wire);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceSettings {
+    /// The workspace's id.
+    pub id: uuid::Uuid,
+    /// The workspace's name.
+    pub name: String,
+    /// The workspace's plan.
+    pub plan: crate::Plan,
+    /// The default severity overrides of every check in the workspace, at most
+    /// [`SeverityOverride::MAX`]. Always present (`[]` when none).
+    #[serde(default)]
+    pub severity_overrides: Vec<SeverityOverride>,
+}
+
 /// One entry; the reason starts with `.member: ` or `: `.
 fn entry(item: &Value) -> Result<SeverityOverride, String> {
     let Value::Object(map) = item else {

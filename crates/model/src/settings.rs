@@ -48,6 +48,7 @@ pub const ENTRY_FIELDS: &[&str] = &[
     "identityKeys",
     "followRedirects",
     "retries",
+    "severityOverrides",
 ];
 
 /// The write-only fields of a create entry: sealed at rest, never read back, so not part of
@@ -130,6 +131,11 @@ pub struct EndpointSettings {
     /// 0 to [`MAX_RETRIES`](crate::validate::MAX_RETRIES), default
     /// [`DEFAULT_RETRIES`](crate::validate::DEFAULT_RETRIES).
     pub retries: u8,
+    /// Severity overrides of this endpoint's checks, at most
+    /// [`SeverityOverride::MAX`](crate::SeverityOverride::MAX); tried before the workspace's,
+    /// the first match wins. Checked here for form only; the service parses the paths with the
+    /// diff engine.
+    pub severity_overrides: Vec<crate::SeverityOverride>,
 }
 
 fn schedule_entry<S: Serializer>(c: &Option<Cadence>, s: S) -> Result<S::Ok, S::Error> {
@@ -233,6 +239,10 @@ mod tests {
             identity_keys: BTreeMap::from([("$.c".into(), "sha".into())]),
             follow_redirects: true,
             retries: 2,
+            severity_overrides: vec![
+                crate::SeverityOverride::new("field-added", crate::OverrideSeverity::Breaking)
+                    .at("$.a"),
+            ],
         }
     }
 

@@ -329,6 +329,10 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     let schedule = schedule(map)?;
     let ignore_paths = ignore_paths(map)?;
     let identity_keys = identity_keys(map)?;
+    let severity_overrides = crate::SeverityOverride::parse_list(
+        "severityOverrides",
+        field(map, "severityOverrides").unwrap_or(&Value::Null),
+    )?;
     let headers = headers(map)?;
     let follow_redirects = match field(map, "followRedirects") {
         None => false,
@@ -359,6 +363,7 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
             identity_keys,
             follow_redirects,
             retries,
+            severity_overrides,
         },
         credential,
         headers,
@@ -772,6 +777,7 @@ impl EndpointSettings {
             identity_keys: BTreeMap::new(),
             follow_redirects: false,
             retries: DEFAULT_RETRIES,
+            severity_overrides: Vec::new(),
         }
     }
 }

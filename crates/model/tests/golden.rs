@@ -49,6 +49,9 @@ fn endpoint() -> Endpoint {
         paused: false,
         retries: 1,
         identity_keys: [("$.users".to_owned(), "login".to_owned())].into(),
+        severity_overrides: vec![
+            SeverityOverride::new("field-added", OverrideSeverity::Breaking).at("$.users[]"),
+        ],
     }
 }
 
@@ -59,7 +62,8 @@ const ENDPOINT_JSON: &str = concat!(
     r#""diffMode":"full","timeoutMs":10000,"baselineVersion":3,"hasResponseContract":true,"#,
     r#""lastCheckedAt":"2026-11-21T07:57:09.123Z","responseTime":87,"breakingCount":0,"#,
     r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null,"#,
-    r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"}}"#
+    r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"},"#,
+    r#""severityOverrides":[{"rule":"field-added","path":"$.users[]","severity":"breaking"}]}"#
 );
 
 #[test]

@@ -5,7 +5,9 @@ use apidrift_model::net::AllowList;
 use apidrift_model::validate::{
     BodyError, Credential, NewEndpoint, create_entries, entry_name, validate_entry,
 };
-use apidrift_model::{Cadence, DiffMode, Frequency, HttpMethod};
+use apidrift_model::{
+    Cadence, DiffMode, Frequency, HttpMethod, OverrideSeverity, SeverityOverride,
+};
 use serde_json::{Value, json};
 
 /// A refused address says how a self-hosted install allows it.
@@ -491,6 +493,26 @@ fn invalid_entries_name_the_field() {
             json!({ "name": "n", "url": "https://example.com/", "identityKeys": (0..21).map(|i| (format!("$.a{i}"), json!("id"))).collect::<serde_json::Map<_, _>>() }),
             "identityKeys: at most 20 rules",
         ),
+        // severityOverrides (D26)
+        (
+            json!({ "name": "n", "url": "https://example.com/", "severityOverrides": {"rule": "field-added"} }),
+            "severityOverrides: must be an array of {\"rule\", \"path\"?, \"severity\"} objects",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "severityOverrides": [{"rule": "field-added", "severity": "fatal"}] }),
+            "severityOverrides[0].severity: must be one of info, warning, breaking, ignore",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "severityOverrides": [
+                {"rule": "field-added", "severity": "info"},
+                {"rule": "field-added", "path": "meta", "severity": "info"}
+            ] }),
+            "severityOverrides[1].path: must be a path pattern starting with $, or status, or headers.<name>",
+        ),
+        (
+            json!({ "name": "n", "url": "https://example.com/", "severityOverrides": vec![json!({"rule": "field-added", "severity": "info"}); 51] }),
+            "severityOverrides: at most 50 overrides",
+        ),
         // extensions: ignorePaths, headers, followRedirects
         (
             json!({ "name": "n", "url": "https://example.com/", "ignorePaths": "$.a" }),
@@ -884,4 +906,32 @@ fn body_forms() {
     );
     assert_eq!(entry_name(&json!({ "name": 5 })), "");
     assert_eq!(entry_name(&json!({ "name": "x" })), "x");
+}
+
+#[test]
+fn severity_overrides_name_every_rule_when_one_is_unknown() {
+    let unknown = reason(json!({ "name": "n", "url": "https://example.com/",
+        "severityOverrides": [{"rule": "added", "severity": "breaking"}] }));
+    assert!(
+        unknown.starts_with("severityOverrides[0].rule: unknown rule \"added\"; the rules are "),
+        "{unknown}"
+    );
+    for rule in SeverityOverride::RULE_IDS {
+        assert!(unknown.contains(rule), "{rule} named in {unknown}");
+    }
+    let valid = ok(
+        json!({ "name": "n", "url": "https://example.com/", "severityOverrides": [
+        {"rule": "field-added", "path": "$.debug", "severity": "ignore"},
+        {"rule": "field-added", "severity": "breaking"}
+    ] }),
+    );
+    assert_eq!(
+        valid.settings.severity_overrides,
+        vec![
+            SeverityOverride::new("field-added", OverrideSeverity::Ignore).at("$.debug"),
+            SeverityOverride::new("field-added", OverrideSeverity::Breaking),
+        ]
+    );
+    let none = ok(json!({ "name": "n", "url": "https://example.com/", "severityOverrides": null }));
+    assert!(none.settings.severity_overrides.is_empty());
 }

@@ -6,10 +6,10 @@ use crate::metrics::{CheckResult, Trigger};
 use apidrift_diff::contract::{Contract, parse_operation};
 use apidrift_diff::{
     Body, DEFAULT_TRACKED_HEADERS, DiffMode, IdentityRule, IgnorePattern, Input, Json, Options,
-    Shape, TextBody, VolatileError, diff, is_json_media_type, volatile_paths,
+    OverrideRule, Shape, TextBody, VolatileError, diff, is_json_media_type, volatile_paths,
 };
 use apidrift_model::validate::{Credential, ExtraHeader};
-use apidrift_model::{CheckResponse, DiffChange, DiffDetail, Health, sealed};
+use apidrift_model::{CheckResponse, DiffChange, DiffDetail, Health, SeverityOverride, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
 use apidrift_store::{
     CheckContext, CheckRecording, DiffCounts, NewBaseline, NewCheck, NewDiff, ResponseContract,
@@ -519,6 +519,7 @@ impl Monitor {
             baseline,
             usage,
             latest_diff,
+            workspace_overrides,
         } = self
             .store
             .check_context(workspace_id, endpoint_id, started_at)
@@ -527,7 +528,9 @@ impl Monitor {
         let Some(baseline) = baseline else {
             return Err(MonitorError::NoBaseline);
         };
-        let options = self.options_for(&endpoint)?;
+        let mut options = self.options_for(&endpoint)?;
+        options.severity_overrides =
+            severity_rules(&endpoint.settings.severity_overrides, &workspace_overrides)?;
         let diff_options = with_volatile(options.clone(), &baseline.volatile_paths)?;
         let request = self.request_for(&endpoint)?;
         if let Some(quota) = usage.exhausted() {
@@ -835,6 +838,30 @@ impl Monitor {
     }
 }
 
+/// The severity overrides of a check, parsed by the diff engine: the endpoint's own first, then
+/// the workspace's defaults, so that in [`Options::severity_overrides`] (first match wins) an
+/// endpoint rule wins over a workspace rule of the same rule and path.
+pub fn severity_rules(
+    endpoint: &[SeverityOverride],
+    workspace: &[SeverityOverride],
+) -> Result<Vec<OverrideRule>, MonitorError> {
+    let parse = |list: &[SeverityOverride], whose: &str| {
+        list.iter()
+            .enumerate()
+            .map(|(i, o)| {
+                OverrideRule::from_wire(o).map_err(|e| {
+                    MonitorError::Endpoint(format!(
+                        "{whose}severityOverrides[{i}]: {e}; correct it with PATCH"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let mut rules = parse(endpoint, "")?;
+    rules.extend(parse(workspace, "the workspace's ")?);
+    Ok(rules)
+}
+
 /// `options` with the baseline's learned volatile paths ignored (D20: in full mode only; schema
 /// mode ignores leaf values anyway, and must keep reporting shape changes at those paths).
 fn with_volatile(mut options: Options, paths: &[String]) -> Result<Options, MonitorError> {
@@ -904,4 +931,88 @@ fn not_json_change(why: &str) -> DiffChange {
 /// The message of the `status_changed` change of a fetch with no response (D8).
 fn failure_cause(e: &FetchError) -> String {
     format!("{} ({})", e.message, e.kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use apidrift_model::{OverrideSeverity, Severity};
+
+    fn report(
+        endpoint: &[SeverityOverride],
+        workspace: &[SeverityOverride],
+    ) -> Result<apidrift_diff::Report, Box<dyn std::error::Error>> {
+        let mut options = Options::with_mode(DiffMode::Full);
+        options.severity_overrides = severity_rules(endpoint, workspace)?;
+        let before = serde_json::json!({"id": 1, "old": true, "debug": {"t": 1}});
+        let after = serde_json::json!({"id": 1, "plan": "pro", "debug": {"t": 1, "u": 2}});
+        Ok(apidrift_diff::diff_bodies(&before, &after, &options)?)
+    }
+
+    fn severity_at(r: &apidrift_diff::Report, path: &str) -> Option<Severity> {
+        r.changes
+            .iter()
+            .find(|c| c.path == path)
+            .map(|c| c.severity)
+    }
+
+    /// The endpoint's rules come first, then the workspace's: the first match wins, so an
+    /// endpoint rule beats a workspace rule of the same rule, and a workspace rule applies
+    /// where the endpoint has none; `ignore` drops the change.
+    #[test]
+    fn endpoint_rules_win_over_the_workspace_defaults() -> Result<(), Box<dyn std::error::Error>> {
+        let plain = report(&[], &[])?;
+        assert_eq!(severity_at(&plain, "$.plan"), Some(Severity::Info));
+        assert_eq!(severity_at(&plain, "$.old"), Some(Severity::Breaking));
+
+        let workspace = [
+            SeverityOverride::new("field-added", OverrideSeverity::Breaking),
+            SeverityOverride::new("field-removed", OverrideSeverity::Ignore),
+        ];
+        let only_workspace = report(&[], &workspace)?;
+        assert_eq!(
+            severity_at(&only_workspace, "$.plan"),
+            Some(Severity::Breaking)
+        );
+        assert_eq!(severity_at(&only_workspace, "$.old"), None, "ignored");
+
+        let endpoint = [
+            SeverityOverride::new("field-added", OverrideSeverity::Ignore).at("$.debug"),
+            SeverityOverride::new("field-added", OverrideSeverity::Warning),
+        ];
+        let both = report(&endpoint, &workspace)?;
+        assert_eq!(severity_at(&both, "$.plan"), Some(Severity::Warning));
+        assert_eq!(
+            severity_at(&both, "$.debug.u"),
+            None,
+            "ignored by the endpoint"
+        );
+        assert_eq!(
+            severity_at(&both, "$.old"),
+            None,
+            "the workspace's rule still applies"
+        );
+        assert_eq!(both.counts.breaking_count, 0);
+        assert_eq!(both.counts.warning_count, 1);
+        Ok(())
+    }
+
+    #[test]
+    fn a_stored_override_the_engine_cannot_use_names_its_list() {
+        let bad = [SeverityOverride::new("status-changed", OverrideSeverity::Info).at("$.a")];
+        let endpoint = severity_rules(&bad, &[]).err().map(|e| e.to_string());
+        assert!(
+            endpoint
+                .as_deref()
+                .is_some_and(|e| e.contains("severityOverrides[0]: invalid severity override")),
+            "{endpoint:?}"
+        );
+        let workspace = severity_rules(&[], &bad).err().map(|e| e.to_string());
+        assert!(
+            workspace
+                .as_deref()
+                .is_some_and(|e| e.contains("the workspace's severityOverrides[0]")),
+            "{workspace:?}"
+        );
+    }
 }

@@ -603,17 +603,23 @@ impl Store for PgStore {
         endpoint_id: Uuid,
         at: OffsetDateTime,
     ) -> Result<Option<CheckContext>, StoreError> {
-        // One pooled connection, no transaction: four short reads (a transaction would add two
+        // One pooled connection, no transaction: four short reads (the workspace's overrides come
+        // with its quota) (a transaction would add two
         // round trips; the recording transaction is the one that must be consistent).
         plain!(self, |c| {
             match endpoints::get_endpoint(c, workspace_id, endpoint_id).await? {
                 None => Ok(None),
-                Some(endpoint) => Ok(Some(CheckContext {
-                    baseline: checks::active_baseline(c, workspace_id, endpoint_id).await?,
-                    usage: workspaces::check_quota_usage(c, workspace_id, at).await?,
-                    latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id).await?,
-                    endpoint,
-                })),
+                Some(endpoint) => {
+                    let (usage, workspace_overrides) =
+                        workspaces::check_quota_and_overrides(c, workspace_id, at).await?;
+                    Ok(Some(CheckContext {
+                        baseline: checks::active_baseline(c, workspace_id, endpoint_id).await?,
+                        usage,
+                        latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id).await?,
+                        endpoint,
+                        workspace_overrides,
+                    }))
+                }
             }
         })
     }

@@ -50,6 +50,18 @@ fn string_map_from(
     serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
 }
 
+/// A list of severity overrides as its JSON wire form.
+pub(crate) fn overrides(items: &[apidrift_model::SeverityOverride]) -> Value {
+    store_json(serde_json::to_value(items).unwrap_or_else(|_| Value::Array(Vec::new())))
+}
+
+pub(crate) fn overrides_from(
+    column: &str,
+    v: Value,
+) -> Result<Vec<apidrift_model::SeverityOverride>, StoreError> {
+    serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
+}
+
 fn strings_from(column: &str, v: Value) -> Result<Vec<String>, StoreError> {
     serde_json::from_value(read_json(v)).map_err(|e| StoreError::corrupt(column, e))
 }
@@ -77,6 +89,8 @@ pub struct WorkspaceRow {
     pub endpoint_limit: Option<i32>,
     pub check_quota: Option<i32>,
     pub created_at: OffsetDateTime,
+    pub severity_overrides: Value,
+    pub version: i64,
 }
 
 impl WorkspaceRow {
@@ -91,6 +105,8 @@ impl WorkspaceRow {
                 .transpose()?,
             check_quota: w.check_quota.map(|v| int("check_quota", v)).transpose()?,
             created_at: micros(w.created_at),
+            severity_overrides: overrides(&[]),
+            version: 1,
         })
     }
 
@@ -108,6 +124,11 @@ impl WorkspaceRow {
                 .map(|v| to_u32("workspaces.check_quota", v.into()))
                 .transpose()?,
             created_at: self.created_at,
+            severity_overrides: overrides_from(
+                "workspaces.severity_overrides",
+                self.severity_overrides,
+            )?,
+            version: self.version,
         })
     }
 }
@@ -181,6 +202,7 @@ pub struct SettingsColumns {
     pub follow_redirects: bool,
     pub retries: i32,
     pub identity_keys: Value,
+    pub severity_overrides: Value,
 }
 
 impl SettingsColumns {
@@ -200,6 +222,7 @@ impl SettingsColumns {
             follow_redirects: s.follow_redirects,
             retries: i32::from(s.retries),
             identity_keys: string_map(&s.identity_keys),
+            severity_overrides: overrides(&s.severity_overrides),
         })
     }
 
@@ -223,6 +246,10 @@ impl SettingsColumns {
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
             identity_keys: string_map_from("endpoints.identity_keys", self.identity_keys)?,
+            severity_overrides: overrides_from(
+                "endpoints.severity_overrides",
+                self.severity_overrides,
+            )?,
         })
     }
 }

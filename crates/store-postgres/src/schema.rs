@@ -8,6 +8,8 @@ diesel::table! {
         endpoint_limit -> Nullable<Int4>,
         check_quota -> Nullable<Int4>,
         created_at -> Timestamptz,
+        severity_overrides -> Jsonb,
+        version -> BigInt,
     }
 }
 
@@ -71,6 +73,7 @@ diesel::table! {
         retries -> Integer,
         identity_keys -> Jsonb,
         version -> BigInt,
+        severity_overrides -> Jsonb,
     }
 }
 

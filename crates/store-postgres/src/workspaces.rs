@@ -3,15 +3,16 @@
 
 use crate::cached::cached;
 use crate::not_found;
-use crate::rows::{WorkspaceRow, int};
+use crate::rows::{WorkspaceRow, int, overrides, overrides_from};
 use crate::schema::{check_usage, workspaces};
 use crate::totals::count;
 use crate::{Error, Result};
+use apidrift_model::SeverityOverride;
 use apidrift_store::{
     NewWorkspace, QuotaUsage, StoreError, Workspace, WorkspaceUpdate, month_key, rules,
 };
 use diesel::prelude::*;
-use diesel::sql_types::{Int4, Int8, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Int4, Int8, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -65,7 +66,7 @@ pub async fn update_workspace(
     update: &WorkspaceUpdate,
 ) -> Result<Workspace> {
     let current = lock_workspace(c, ws).await?;
-    let next = rules::apply_update(current, update);
+    let next = rules::apply_update(current, update)?;
     let row = diesel::update(workspaces::table.find(ws))
         .set((
             workspaces::name.eq(next.name),
@@ -78,6 +79,8 @@ pub async fn update_workspace(
                 .check_quota
                 .map(|v| int("check_quota", v))
                 .transpose()?),
+            workspaces::severity_overrides.eq(overrides(&next.severity_overrides)),
+            workspaces::version.eq(next.version),
         ))
         .returning(WorkspaceRow::as_returning())
         .get_result(c)
@@ -127,13 +130,26 @@ struct QuotaRow {
     check_quota: Option<i32>,
     #[diesel(sql_type = Int8)]
     used: i64,
+    #[diesel(sql_type = Jsonb)]
+    severity_overrides: serde_json::Value,
 }
 
 /// The quota and the month's usage in one read.
 pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<QuotaUsage> {
+    Ok(check_quota_and_overrides(c, ws, at).await?.0)
+}
+
+/// The quota, the month's usage and the workspace's default severity overrides in one read (a
+/// check's context).
+pub async fn check_quota_and_overrides(
+    c: &mut Conn,
+    ws: Uuid,
+    at: OffsetDateTime,
+) -> Result<(QuotaUsage, Vec<SeverityOverride>)> {
     let row: Option<QuotaRow> = cached(
         "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
-         WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used \
+         WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used, \
+         w.severity_overrides \
          FROM workspaces w WHERE w.id = $1",
     )
     .bind::<SqlUuid, _>(ws)
@@ -142,13 +158,15 @@ pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Re
     .await
     .optional()?;
     let row = row.ok_or_else(not_found)?;
-    Ok(QuotaUsage {
+    let usage = QuotaUsage {
         used: count(row.used),
         quota: row
             .check_quota
             .map(|q| u32::try_from(q).map_err(|e| StoreError::corrupt("check_quota", e)))
             .transpose()?,
-    })
+    };
+    let overrides = overrides_from("workspaces.severity_overrides", row.severity_overrides)?;
+    Ok((usage, overrides))
 }
 
 pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {

@@ -637,15 +637,16 @@ impl Store for SqliteStore {
             let Some(endpoint) = endpoints::get_endpoint(c, workspace_id, endpoint_id)? else {
                 return Ok(None);
             };
-            let quota = workspaces::require_workspace(c, workspace_id)?.check_quota;
+            let workspace = workspaces::require_workspace(c, workspace_id)?;
             Ok(Some(CheckContext {
                 baseline: checks::active_baseline(c, workspace_id, endpoint_id)?,
                 usage: QuotaUsage {
                     used: workspaces::check_usage(c, workspace_id, at)?,
-                    quota,
+                    quota: workspace.check_quota,
                 },
                 latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id)?,
                 endpoint,
+                workspace_overrides: workspace.severity_overrides,
             }))
         })
         .await

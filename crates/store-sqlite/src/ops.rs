@@ -1,14 +1,16 @@
 //! [`OpsStore`] on SQLite: the operator reads and the online backup (`VACUUM INTO`).
 
 use crate::cached::cached;
-use crate::rows::WorkspaceRow;
+use crate::rows::{WorkspaceRow, parse_id};
 use crate::schema::workspaces;
 use crate::{Result, SqliteStore};
 use apidrift_model::Health;
-use apidrift_store::{OperatorGauges, OpsStore, StoreError, Workspace};
+use apidrift_store::{
+    EndpointSample, EndpointSeries, OperatorGauges, OpsStore, StoreError, Workspace, to_u32,
+};
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use std::path::{Path, PathBuf};
 
 #[derive(QueryableByName)]
@@ -29,6 +31,62 @@ struct Count {
 struct CheckLine {
     #[diesel(sql_type = Text)]
     integrity_check: String,
+}
+
+#[derive(QueryableByName)]
+struct SampleRow {
+    #[diesel(sql_type = Text)]
+    workspace: String,
+    #[diesel(sql_type = Text)]
+    endpoint: String,
+    #[diesel(sql_type = Text)]
+    endpoint_id: String,
+    #[diesel(sql_type = Nullable<Integer>)]
+    up: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    response_time: Option<i32>,
+    #[diesel(sql_type = Integer)]
+    drift_open: i32,
+    #[diesel(sql_type = BigInt)]
+    total: i64,
+}
+
+fn series(c: &mut SqliteConnection, limit: u32) -> Result<EndpointSeries> {
+    let mut out = EndpointSeries::default();
+    if limit == 0 {
+        let n: Count = cached("SELECT count(*) AS n FROM endpoints").get_result(c)?;
+        out.total = u64::try_from(n.n).unwrap_or(0);
+        return Ok(out);
+    }
+    let rows: Vec<SampleRow> = cached(
+        "SELECT w.name AS workspace, e.name AS endpoint, e.id AS endpoint_id, \
+         (SELECT CASE WHEN c.http_status IS NOT NULL AND c.http_status < 500 THEN 1 ELSE 0 END \
+          FROM checks c WHERE c.workspace_id = e.workspace_id AND c.endpoint_id = e.id \
+          ORDER BY c.started_at DESC, c.id DESC LIMIT 1) AS up, \
+         e.response_time AS response_time, \
+         CASE WHEN (CASE WHEN e.health = 'checking' THEN e.prior_health ELSE e.health END) \
+          IN ('warning', 'breaking') THEN 1 ELSE 0 END AS drift_open, \
+         count(*) OVER () AS total \
+         FROM endpoints e JOIN workspaces w ON w.id = e.workspace_id \
+         ORDER BY w.name, e.name, e.id LIMIT ?",
+    )
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    for r in rows {
+        out.total = u64::try_from(r.total).unwrap_or(0);
+        out.samples.push(EndpointSample {
+            workspace: r.workspace,
+            endpoint: r.endpoint,
+            endpoint_id: parse_id("endpoints.id", &r.endpoint_id)?,
+            up: r.up.map(|u| u == 1),
+            response_time_ms: r
+                .response_time
+                .map(|ms| to_u32("endpoints.response_time", ms.into()))
+                .transpose()?,
+            drift_open: r.drift_open == 1,
+        });
+    }
+    Ok(out)
 }
 
 fn gauges(c: &mut SqliteConnection) -> Result<OperatorGauges> {
@@ -113,6 +171,10 @@ impl OpsStore for SqliteStore {
 
     async fn operator_gauges(&self) -> Result<OperatorGauges, StoreError> {
         self.read(gauges).await
+    }
+
+    async fn endpoint_series(&self, limit: u32) -> Result<EndpointSeries, StoreError> {
+        self.read(move |c| series(c, limit)).await
     }
 
     /// `VACUUM INTO` a file beside `target`: one read transaction on the source, so the copy is

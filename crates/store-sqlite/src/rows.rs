@@ -4,9 +4,9 @@ use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_model::EndpointSettings;
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
-    scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json,
-    strings_to_json, to_u16, to_u32,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    overrides_from_json, overrides_to_json, parse_enum, scopes_from_text, scopes_to_text,
+    string_map_from_json, string_map_to_json, strings_from_json, strings_to_json, to_u16, to_u32,
 };
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;
@@ -68,6 +68,8 @@ pub struct WorkspaceRow {
     pub endpoint_limit: Option<i32>,
     pub check_quota: Option<i32>,
     pub created_at: i64,
+    pub severity_overrides: String,
+    pub version: i64,
 }
 
 impl WorkspaceRow {
@@ -82,6 +84,8 @@ impl WorkspaceRow {
                 .transpose()?,
             check_quota: w.check_quota.map(|v| int("check_quota", v)).transpose()?,
             created_at: ts(w.created_at),
+            severity_overrides: overrides_to_json(&[]),
+            version: 1,
         })
     }
 
@@ -99,6 +103,11 @@ impl WorkspaceRow {
                 .map(|v| to_u32("workspaces.check_quota", v.into()))
                 .transpose()?,
             created_at: from_ts("workspaces.created_at", self.created_at)?,
+            severity_overrides: overrides_from_json(
+                "workspaces.severity_overrides",
+                &self.severity_overrides,
+            )?,
+            version: self.version,
         })
     }
 }
@@ -172,6 +181,7 @@ pub struct SettingsColumns {
     pub follow_redirects: bool,
     pub retries: i32,
     pub identity_keys: String,
+    pub severity_overrides: String,
 }
 
 impl SettingsColumns {
@@ -191,6 +201,7 @@ impl SettingsColumns {
             follow_redirects: s.follow_redirects,
             retries: i32::from(s.retries),
             identity_keys: string_map_to_json(&s.identity_keys),
+            severity_overrides: overrides_to_json(&s.severity_overrides),
         })
     }
 
@@ -214,6 +225,10 @@ impl SettingsColumns {
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
             identity_keys: string_map_from_json("endpoints.identity_keys", &self.identity_keys)?,
+            severity_overrides: overrides_from_json(
+                "endpoints.severity_overrides",
+                &self.severity_overrides,
+            )?,
         })
     }
 }

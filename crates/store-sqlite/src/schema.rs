@@ -8,6 +8,8 @@ diesel::table! {
         endpoint_limit -> Nullable<Integer>,
         check_quota -> Nullable<Integer>,
         created_at -> BigInt,
+        severity_overrides -> Text,
+        version -> BigInt,
     }
 }
 
@@ -71,6 +73,7 @@ diesel::table! {
         retries -> Integer,
         identity_keys -> Text,
         version -> BigInt,
+        severity_overrides -> Text,
     }
 }
 

@@ -6,7 +6,9 @@ use crate::rows::{WorkspaceRow, id, int};
 use crate::schema::{check_usage, workspaces};
 use crate::totals::count;
 use crate::{Error, Result};
-use apidrift_store::{NewWorkspace, StoreError, Workspace, WorkspaceUpdate, month_key, rules};
+use apidrift_store::{
+    NewWorkspace, StoreError, Workspace, WorkspaceUpdate, month_key, overrides_to_json, rules,
+};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Nullable, Text};
 use time::OffsetDateTime;
@@ -40,7 +42,7 @@ pub fn update_workspace(
     update: &WorkspaceUpdate,
 ) -> Result<Workspace> {
     let current = require_workspace(c, ws)?;
-    let next = rules::apply_update(current, update);
+    let next = rules::apply_update(current, update)?;
     let row = diesel::update(workspaces::table.find(id(ws)))
         .set((
             workspaces::name.eq(next.name),
@@ -53,6 +55,8 @@ pub fn update_workspace(
                 .check_quota
                 .map(|v| int("check_quota", v))
                 .transpose()?),
+            workspaces::severity_overrides.eq(overrides_to_json(&next.severity_overrides)),
+            workspaces::version.eq(next.version),
         ))
         .returning(WorkspaceRow::as_returning())
         .get_result(c)?;

@@ -63,15 +63,30 @@ pub fn resets_schedule(before: Option<Cadence>, after: Option<Cadence>) -> bool 
     before != after
 }
 
-/// A workspace with the fields of `update` that are `Some` applied.
-pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
-    Workspace {
+/// A workspace with the fields of `update` that are `Some` applied and its version one more;
+/// [`StoreError::Changed`](crate::StoreError::Changed) when `update` expects another version.
+pub fn apply_update(
+    current: Workspace,
+    update: &WorkspaceUpdate,
+) -> Result<Workspace, crate::StoreError> {
+    if update
+        .expected_version
+        .is_some_and(|v| v != current.version)
+    {
+        return Err(crate::StoreError::Changed);
+    }
+    Ok(Workspace {
         name: update.name.clone().unwrap_or(current.name),
         plan: update.plan.unwrap_or(current.plan),
         endpoint_limit: update.endpoint_limit.unwrap_or(current.endpoint_limit),
         check_quota: update.check_quota.unwrap_or(current.check_quota),
+        severity_overrides: update
+            .severity_overrides
+            .clone()
+            .unwrap_or(current.severity_overrides),
+        version: current.version + 1,
         ..current
-    }
+    })
 }
 
 #[cfg(test)]
@@ -193,6 +208,8 @@ mod tests {
             endpoint_limit: Some(3),
             check_quota: Some(100),
             created_at: OffsetDateTime::UNIX_EPOCH,
+            severity_overrides: Vec::new(),
+            version: 4,
         };
         let update = WorkspaceUpdate {
             plan: Some(Plan::Pro),
@@ -200,8 +217,22 @@ mod tests {
             ..WorkspaceUpdate::default()
         };
         let next = apply_update(current.clone(), &update);
+        let next = next.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((next.name.as_str(), next.plan), ("a", Plan::Pro));
         assert_eq!((next.endpoint_limit, next.check_quota), (None, Some(100)));
-        assert_eq!(next.id, current.id);
+        assert_eq!((next.id, next.version), (current.id, 5));
+        let stale = WorkspaceUpdate {
+            expected_version: Some(3),
+            ..update.clone()
+        };
+        assert!(matches!(
+            apply_update(current.clone(), &stale),
+            Err(crate::StoreError::Changed)
+        ));
+        let fresh = WorkspaceUpdate {
+            expected_version: Some(4),
+            ..update
+        };
+        assert!(apply_update(current, &fresh).is_ok());
     }
 }

@@ -82,6 +82,17 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
             .map(|(p, k)| (p.to_owned(), k.to_owned()))
             .collect(),
             follow_redirects: true,
+            severity_overrides: vec![
+                apidrift_model::SeverityOverride::new(
+                    "field-added",
+                    apidrift_model::OverrideSeverity::Breaking,
+                ),
+                apidrift_model::SeverityOverride::new(
+                    "value-changed",
+                    apidrift_model::OverrideSeverity::Ignore,
+                )
+                .at("$.items[id=7][\"x\u{0}y\"]"),
+            ],
         },
         secrets: SealedSecrets {
             auth_type: AuthType::Bearer,
@@ -105,6 +116,7 @@ pub fn plain_endpoint(name: &str, created_at: OffsetDateTime) -> NewEndpointRow 
             tags: vec![],
             ignore_paths: vec![],
             identity_keys: Default::default(),
+            severity_overrides: Vec::new(),
             method: HttpMethod::Get,
             diff_mode: DiffMode::Schema,
             follow_redirects: false,
@@ -255,7 +267,62 @@ pub async fn workspaces_round_trip(store: Arc<dyn Store>) -> TestResult {
         (renamed.name.as_str(), renamed.check_quota),
         ("acme2", Some(7))
     );
-    assert_eq!(store.get_workspace(new.id).await?, Some(renamed));
+    assert_eq!(store.get_workspace(new.id).await?, Some(renamed.clone()));
+
+    // Severity overrides: replaced whole, each update one version more; with an expected
+    // version, only while the workspace still has it.
+    assert_eq!(renamed.version, created.version + 2);
+    assert!(created.severity_overrides.is_empty());
+    let overrides = vec![
+        apidrift_model::SeverityOverride::new(
+            "field-added",
+            apidrift_model::OverrideSeverity::Breaking,
+        )
+        .at("$.a[\"b\u{0}c\"]"),
+        apidrift_model::SeverityOverride::new(
+            "status-changed",
+            apidrift_model::OverrideSeverity::Ignore,
+        ),
+    ];
+    let with = store
+        .update_workspace(
+            new.id,
+            WorkspaceUpdate {
+                severity_overrides: Some(overrides.clone()),
+                expected_version: Some(renamed.version),
+                ..WorkspaceUpdate::default()
+            },
+        )
+        .await?;
+    assert_eq!(with.severity_overrides, overrides);
+    assert_eq!(with.version, renamed.version + 1);
+    assert_eq!(with.name, "acme2");
+    assert_eq!(store.get_workspace(new.id).await?, Some(with.clone()));
+    assert!(matches!(
+        store
+            .update_workspace(
+                new.id,
+                WorkspaceUpdate {
+                    severity_overrides: Some(Vec::new()),
+                    expected_version: Some(renamed.version),
+                    ..WorkspaceUpdate::default()
+                },
+            )
+            .await,
+        Err(StoreError::Changed)
+    ));
+    assert_eq!(store.get_workspace(new.id).await?, Some(with.clone()));
+    let cleared = store
+        .update_workspace(
+            new.id,
+            WorkspaceUpdate {
+                severity_overrides: Some(Vec::new()),
+                ..WorkspaceUpdate::default()
+            },
+        )
+        .await?;
+    assert!(cleared.severity_overrides.is_empty());
+    assert_eq!(cleared.version, with.version + 1);
 
     let missing = new_id();
     assert_eq!(store.get_workspace(missing).await?, None);
@@ -977,6 +1044,7 @@ pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
         .ok_or_else(|| fail("context missing"))?;
     assert_eq!(ctx.endpoint, e);
     assert_eq!((ctx.baseline, ctx.latest_diff), (None, None));
+    assert!(ctx.workspace_overrides.is_empty());
     assert_eq!(
         ctx.usage,
         QuotaUsage {
@@ -1013,6 +1081,26 @@ pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
         store.get_endpoint(a.id, e.id).await?,
         "the endpoint as get_endpoint reads it"
     );
+
+    // The workspace's default severity overrides come with the context.
+    let overrides = vec![apidrift_model::SeverityOverride::new(
+        "field-added",
+        apidrift_model::OverrideSeverity::Warning,
+    )];
+    store
+        .update_workspace(
+            a.id,
+            WorkspaceUpdate {
+                severity_overrides: Some(overrides.clone()),
+                ..WorkspaceUpdate::default()
+            },
+        )
+        .await?;
+    let ctx = store
+        .check_context(a.id, e.id, nov)
+        .await?
+        .ok_or_else(|| fail("context missing"))?;
+    assert_eq!(ctx.workspace_overrides, overrides);
 
     // Another workspace's endpoint, or an unknown one, is no context.
     assert_eq!(store.check_context(b.id, e.id, nov).await?, None);

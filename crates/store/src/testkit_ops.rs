@@ -166,12 +166,84 @@ pub async fn operator_gauges(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// `endpoint_series`: the first `limit` endpoints across workspaces by workspace name, endpoint
+/// name and id, with their last check's up, response time and open drift, and the total.
+pub async fn endpoint_series(store: Arc<dyn Store>) -> TestResult {
+    assert_eq!(store.endpoint_series(10).await?, EndpointSeries::default());
+    let b = workspace(&*store, "b \"ws\"", None, None).await?;
+    let a = workspace(&*store, "a", None, None).await?;
+    let in_a = store
+        .create_endpoints(
+            a.id,
+            vec![endpoint_row("zeta", t0()), endpoint_row("alpha", t0())],
+        )
+        .await?
+        .created;
+    let in_b = store
+        .create_endpoints(b.id, vec![endpoint_row("mid", t0())])
+        .await?
+        .created;
+    let (zeta, alpha, mid) = (&in_a[0], &in_a[1], &in_b[0]);
+    // alpha: up (200 in 40 ms) with breaking drift; zeta: a 503 in 40 ms, then a check without
+    // a response; mid: never checked.
+    let changes = vec![crate::testkit::change("$.id", Severity::Breaking)];
+    store
+        .record_check(
+            a.id,
+            check(alpha.id, at(20)),
+            Some(diff(None, changes, at(20))),
+        )
+        .await?;
+    store
+        .set_health(a.id, alpha.id, Health::Breaking, at(20))
+        .await?;
+    let mut failed = check(zeta.id, at(20));
+    failed.http_status = Some(503);
+    store.record_check(a.id, failed, None).await?;
+    let series = store.endpoint_series(10).await?;
+    let names: Vec<(&str, &str)> = series
+        .samples
+        .iter()
+        .map(|s| (s.workspace.as_str(), s.endpoint.as_str()))
+        .collect();
+    assert_eq!(names, [("a", "alpha"), ("a", "zeta"), ("b \"ws\"", "mid")]);
+    assert_eq!(series.total, 3);
+    let s = &series.samples;
+    assert_eq!((s[0].endpoint_id, s[2].endpoint_id), (alpha.id, mid.id));
+    assert_eq!(
+        (s[0].up, s[0].response_time_ms, s[0].drift_open),
+        (Some(true), Some(40), true)
+    );
+    assert_eq!((s[1].up, s[1].drift_open), (Some(false), false));
+    assert_eq!(
+        (s[2].up, s[2].response_time_ms, s[2].drift_open),
+        (None, None, false)
+    );
+    let mut none = check(zeta.id, at(30));
+    none.http_status = None;
+    none.response_time = None;
+    store.record_check(a.id, none, None).await?;
+    let series = store.endpoint_series(10).await?;
+    assert_eq!(
+        (series.samples[1].up, series.samples[1].response_time_ms),
+        (Some(false), None)
+    );
+    // Capped: the first ones in order, and the total.
+    let capped = store.endpoint_series(2).await?;
+    assert_eq!(capped.samples.len(), 2);
+    assert_eq!(capped.samples[1].endpoint, "zeta");
+    assert_eq!(capped.total, 3);
+    let zero = store.endpoint_series(0).await?;
+    assert_eq!((zero.samples.len(), zero.total), (0, 3));
+    Ok(())
+}
+
 /// Expands one `#[tokio::test]` per operator case, with the same `setup`/`teardown` contract as
 /// [`crate::conformance_suite!`].
 #[macro_export]
 macro_rules! ops_conformance_suite {
     (setup = $setup:path, teardown = $teardown:path $(,)?) => {
-        $crate::ops_conformance_suite!(@cases $setup, $teardown; list_workspaces, operator_gauges);
+        $crate::ops_conformance_suite!(@cases $setup, $teardown; list_workspaces, operator_gauges, endpoint_series);
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
         $(

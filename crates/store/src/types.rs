@@ -72,6 +72,10 @@ pub struct Workspace {
     pub endpoint_limit: Option<u32>,
     pub check_quota: Option<u32>,
     pub created_at: OffsetDateTime,
+    /// The workspace's default severity overrides, tried after an endpoint's own (D26).
+    pub severity_overrides: Vec<apidrift_model::SeverityOverride>,
+    /// The version of the workspace's settings: every update adds 1 (D27, the `ETag`).
+    pub version: i64,
 }
 
 /// Input of [`crate::Store::create_workspace`]. The caller resolves plan defaults
@@ -87,13 +91,17 @@ pub struct NewWorkspace {
 }
 
 /// Input of [`crate::Store::update_workspace`]: `None` leaves a field alone; `Some(None)` makes a
-/// limit unlimited.
+/// limit unlimited. With `expected_version`, the update is written only while the workspace has
+/// that version, else [`crate::StoreError::Changed`] and nothing is written.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WorkspaceUpdate {
     pub name: Option<String>,
     pub plan: Option<Plan>,
     pub endpoint_limit: Option<Option<u32>>,
     pub check_quota: Option<Option<u32>>,
+    /// The workspace's default severity overrides, replaced whole.
+    pub severity_overrides: Option<Vec<apidrift_model::SeverityOverride>>,
+    pub expected_version: Option<i64>,
 }
 
 /// Result of [`crate::Store::consume_check_unit`].
@@ -132,6 +140,8 @@ pub struct CheckContext {
     pub usage: QuotaUsage,
     /// The endpoint's newest diff, with its changes (the alert decision compares with it).
     pub latest_diff: Option<apidrift_model::DiffDetail>,
+    /// The workspace's default severity overrides (tried after the endpoint's own).
+    pub workspace_overrides: Vec<apidrift_model::SeverityOverride>,
 }
 
 /// Result of [`crate::AlertStore::record_check_run`].
@@ -326,6 +336,7 @@ impl StoredEndpoint {
             paused: self.paused,
             retries: s.retries,
             identity_keys: s.identity_keys.clone(),
+            severity_overrides: s.severity_overrides.clone(),
         }
     }
 }
@@ -628,6 +639,19 @@ pub fn strings_to_json(items: &[String]) -> String {
 
 /// Reads [`strings_to_json`] back.
 pub fn strings_from_json(column: &str, text: &str) -> Result<Vec<String>, crate::StoreError> {
+    serde_json::from_str(text).map_err(|e| crate::StoreError::corrupt(column, e))
+}
+
+/// A list of severity overrides stored as its JSON wire form.
+pub fn overrides_to_json(items: &[apidrift_model::SeverityOverride]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+/// Reads [`overrides_to_json`] back.
+pub fn overrides_from_json(
+    column: &str,
+    text: &str,
+) -> Result<Vec<apidrift_model::SeverityOverride>, crate::StoreError> {
     serde_json::from_str(text).map_err(|e| crate::StoreError::corrupt(column, e))
 }
 

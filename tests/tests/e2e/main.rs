@@ -19,6 +19,7 @@ mod integrity;
 mod lifecycle;
 mod metrics;
 mod ops;
+mod overrides;
 mod races;
 mod reads;
 mod scaleout;

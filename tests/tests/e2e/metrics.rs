@@ -32,18 +32,18 @@ const VARS: &[(&str, &str)] = &[
 
 /// One sample: metric name, labels, value.
 #[derive(Debug, Clone)]
-struct Sample {
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: f64,
+pub(crate) struct Sample {
+    pub(crate) name: String,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) value: f64,
 }
 
 /// One family: its `# TYPE`, `# HELP` and samples.
 #[derive(Debug, Default)]
-struct Family {
-    kind: String,
-    help: Option<String>,
-    samples: Vec<Sample>,
+pub(crate) struct Family {
+    pub(crate) kind: String,
+    pub(crate) help: Option<String>,
+    pub(crate) samples: Vec<Sample>,
 }
 
 fn is_metric_name(s: &str) -> bool {
@@ -132,7 +132,7 @@ fn family_of<'a>(name: &'a str, families: &HashMap<String, Family>) -> &'a str {
 /// Parses an exposition strictly: every line is a `# HELP`, a `# TYPE` or a sample; a family's
 /// `# TYPE` comes once and before its samples; a family's samples are contiguous; no sample
 /// repeats; histograms have cumulative buckets ending in `+Inf` equal to `_count`, and `_sum`.
-fn parse_exposition(text: &str) -> Result<HashMap<String, Family>, String> {
+pub(crate) fn parse_exposition(text: &str) -> Result<HashMap<String, Family>, String> {
     let mut families: HashMap<String, Family> = HashMap::new();
     let mut closed: Vec<String> = Vec::new();
     let mut current: Option<String> = None;

@@ -191,7 +191,8 @@ pub async fn serve(
     }
     let shared = store.backend() == Backend::Postgres;
     let mut state = AppState::new(service.clone(), limits)
-        .with_metrics_token(settings.metrics.token.as_ref().map(|t| t.expose()));
+        .with_metrics_token(settings.metrics.token.as_ref().map(|t| t.expose()))
+        .with_endpoint_series(settings.metrics.per_endpoint, settings.metrics.max_series);
     let mut leased = None;
     if shared {
         // Every instance on the database shares the per-workspace budgets, leased in

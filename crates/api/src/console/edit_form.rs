@@ -35,6 +35,7 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         interval: text(pairs, "interval").trim().to_owned(),
         ignore_paths: text(pairs, "ignore_paths").to_owned(),
         identity_keys: text(pairs, "identity_keys").to_owned(),
+        severity_overrides: text(pairs, "severity_overrides").to_owned(),
         follow_redirects: text(pairs, "follow_redirects") == "yes",
         retries: text(pairs, "retries").to_owned(),
     };
@@ -90,6 +91,10 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         "identityKeys".into(),
         Value::Object(identity_keys_of(&values.identity_keys)),
     );
+    patch.insert(
+        "severityOverrides".into(),
+        Value::Array(overrides_of(&values.severity_overrides)),
+    );
     patch.insert("followRedirects".into(), json!(values.follow_redirects));
     match auth_of(pairs) {
         Ok(Some(auth)) => {
@@ -132,6 +137,34 @@ fn identity_keys_of(text: &str) -> Map<String, Value> {
                 _ => (line, ""),
             };
             (pattern.to_owned(), json!(key))
+        })
+        .collect()
+}
+
+/// `RULE[=PATH]=LEVEL` lines as the `severityOverrides` list, in order: the rule ends at the first
+/// `=`, the level starts after the last one, the path is what lies between (as
+/// `apidrift diff --severity` reads them). A line without `=` becomes an override without a
+/// severity, which the service refuses by its position.
+fn overrides_of(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            let mut o = Map::new();
+            match (line.split_once('='), line.rsplit_once('=')) {
+                (Some((rule, rest)), Some((head, level))) => {
+                    o.insert("rule".into(), json!(rule.trim()));
+                    if head.len() > rule.len() {
+                        let path = &rest[..rest.len() - level.len() - 1];
+                        o.insert("path".into(), json!(path.trim()));
+                    }
+                    o.insert("severity".into(), json!(level.trim()));
+                }
+                _ => {
+                    o.insert("rule".into(), json!(line));
+                }
+            }
+            Value::Object(o)
         })
         .collect()
 }
@@ -200,6 +233,10 @@ mod tests {
                 "identity_keys",
                 "$.commits = sha\r\n\r\n$.orgs[id=1].repos=name\n$.bad",
             ),
+            (
+                "severity_overrides",
+                "field-added=breaking\r\n\r\nkeyed-item-removed=$.items[id=7]=ignore\nbad",
+            ),
             ("follow_redirects", "yes"),
             ("headers", "X-A: 1\nX-B:two"),
             ("request_body", "{\"q\":1}"),
@@ -213,6 +250,11 @@ mod tests {
                 "contentType": "application/json", "diffMode": "full", "timeoutMs": 5000,
                 "retries": 2, "schedule": { "frequency": "DAILY" }, "ignorePaths": ["$.a", "$.b"],
                 "identityKeys": { "$.commits": "sha", "$.orgs[id=1].repos": "name", "$.bad": "" },
+                "severityOverrides": [
+                    { "rule": "field-added", "severity": "breaking" },
+                    { "rule": "keyed-item-removed", "path": "$.items[id=7]", "severity": "ignore" },
+                    { "rule": "bad" }
+                ],
                 "followRedirects": true, "headers": { "X-A": "1", "X-B": "two" },
                 "requestBody": "{\"q\":1}"
             }))

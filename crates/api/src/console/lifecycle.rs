@@ -72,6 +72,15 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
             .map(|(p, k)| format!("{p}={k}"))
             .collect::<Vec<_>>()
             .join("\n"),
+        severity_overrides: e
+            .severity_overrides
+            .iter()
+            .map(|o| match &o.path {
+                Some(path) => format!("{}={path}={}", o.rule, o.severity),
+                None => format!("{}={}", o.rule, o.severity),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
         follow_redirects: e.follow_redirects,
         retries: e.retries.to_string(),
     }

@@ -9,6 +9,7 @@ pub mod lifecycle;
 pub mod precondition;
 pub mod table;
 pub mod webhooks;
+pub mod workspace;
 
 pub use crate::body::{read_json_body, read_optional_json_body};
 use crate::error::ApiError;

@@ -1,4 +1,4 @@
-//! Optimistic concurrency of endpoint edits: the strong `ETag` an endpoint answer carries (its
+//! Optimistic concurrency of endpoint and workspace-settings edits: the strong `ETag` an endpoint answer carries (its
 //! version, quoted) and the `If-Match` a `PATCH` or `DELETE` may send (RFC 9110 §13.1.1, strong
 //! comparison).
 //!
@@ -86,6 +86,26 @@ pub async fn expected_version(
         Ok(Some(current))
     } else {
         Err(apidrift_app::ServiceError::Changed { what: "endpoint" }.into())
+    }
+}
+
+/// The version a change of the actor's workspace settings must find (`None`: any), resolved as
+/// [`expected_version`] resolves an endpoint's.
+pub async fn expected_workspace_version(
+    req: &HttpRequest,
+    state: &AppState,
+    actor: &apidrift_app::Actor,
+) -> Result<Option<i64>, ApiError> {
+    let versions = match if_match(req)? {
+        IfMatch::Any => return Ok(None),
+        m @ IfMatch::Versions(_) if m.single().is_some() => return Ok(m.single()),
+        IfMatch::Versions(v) => v,
+    };
+    let current = state.service.workspace_version(actor).await?;
+    if versions.contains(&current) {
+        Ok(Some(current))
+    } else {
+        Err(apidrift_app::ServiceError::Changed { what: "workspace" }.into())
     }
 }
 

@@ -2,7 +2,7 @@
 //! ([`crate::create_app`]) and the OpenAPI document ([`crate::openapi::document`]). The
 //! console's session routes are registered beside it (`console::configure_json`).
 
-use super::{accept, checks, diffs, endpoints, health, lifecycle, webhooks};
+use super::{accept, checks, diffs, endpoints, health, lifecycle, webhooks, workspace};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers every documented route.
@@ -19,7 +19,8 @@ pub fn configure(config: &mut ServiceConfig) {
                 .service(diffs::get_diff)
                 .service(accept::accept_diff)
                 .configure(checks::configure_api_v1)
-                .configure(lifecycle::configure_api_v1),
+                .configure(lifecycle::configure_api_v1)
+                .configure(workspace::configure_api_v1),
         )
         .service(
             utoipa_actix_web::scope("/v1")

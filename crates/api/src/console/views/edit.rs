@@ -29,6 +29,8 @@ pub struct EditValues {
     pub ignore_paths: String,
     /// One `PATTERN=KEY` rule a line.
     pub identity_keys: String,
+    /// One `RULE[=PATH]=LEVEL` severity override a line, in order.
+    pub severity_overrides: String,
     pub follow_redirects: bool,
     pub retries: String,
 }
@@ -106,6 +108,11 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
                     code { "$.commits=sha" } ")"
                 }
                 textarea id="identity_keys" name="identity_keys" rows="3" cols="60" { (f.identity_keys) }
+                label for="severity_overrides" {
+                    "Severity overrides (one " code { "RULE[=PATH]=LEVEL" } " a line, first match wins, e.g. "
+                    code { "field-added=breaking" } " or " code { "value-changed=$.debug=ignore" } ")"
+                }
+                textarea id="severity_overrides" name="severity_overrides" rows="3" cols="60" { (f.severity_overrides) }
                 div {
                     input type="checkbox" id="follow_redirects" name="follow_redirects" value="yes" checked[f.follow_redirects];
                     " "
@@ -190,6 +197,7 @@ mod tests {
             interval: String::new(),
             ignore_paths: "$.meta\n$.ts".into(),
             identity_keys: "$.commits=sha".into(),
+            severity_overrides: "field-added=breaking".into(),
             follow_redirects: true,
             retries: "2".into(),
             ..EditValues::default()
@@ -208,6 +216,9 @@ mod tests {
         assert!(
             html.contains("name=\"identity_keys\" rows=\"3\" cols=\"60\">$.commits=sha</textarea>")
         );
+        assert!(html.contains(
+            "name=\"severity_overrides\" rows=\"3\" cols=\"60\">field-added=breaking</textarea>"
+        ));
         assert!(html.contains("Stored now: <strong>bearer</strong>"));
         assert!(html.contains("Headers: set. Request body: none."));
         assert!(html.contains("<option value=\"\" selected>keep the current credentials</option>"));

@@ -1,0 +1,3 @@
+ALTER TABLE workspaces DROP COLUMN version;
+ALTER TABLE workspaces DROP COLUMN severity_overrides;
+ALTER TABLE endpoints DROP COLUMN severity_overrides;
