@@ -5,8 +5,9 @@ use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_model::EndpointSettings;
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
-    scopes_from_text, scopes_to_text, to_u16, to_u32,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    latency_from_json, latency_to_json, parse_enum, scopes_from_text, scopes_to_text, to_u16,
+    to_u32,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -181,6 +182,7 @@ pub struct SettingsColumns {
     pub follow_redirects: bool,
     pub retries: i32,
     pub identity_keys: Value,
+    pub latency: Value,
 }
 
 impl SettingsColumns {
@@ -200,10 +202,13 @@ impl SettingsColumns {
             follow_redirects: s.follow_redirects,
             retries: i32::from(s.retries),
             identity_keys: string_map(&s.identity_keys),
+            latency: latency_to_json(s),
         })
     }
 
     pub fn into_settings(self) -> Result<EndpointSettings, StoreError> {
+        let (max_response_time_ms, slow_after) =
+            latency_from_json("endpoints.latency", &self.latency)?;
         Ok(EndpointSettings {
             name: self.name,
             url: self.url,
@@ -223,6 +228,8 @@ impl SettingsColumns {
             retries: u8::try_from(self.retries)
                 .map_err(|e| StoreError::corrupt("endpoints.retries", e))?,
             identity_keys: string_map_from("endpoints.identity_keys", self.identity_keys)?,
+            max_response_time_ms,
+            slow_after,
         })
     }
 }
@@ -328,6 +335,7 @@ impl EndpointRow {
             updated_at: self.updated_at,
             paused: self.paused,
             version: self.version,
+            uptime: None,
         })
     }
 }

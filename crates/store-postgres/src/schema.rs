@@ -70,6 +70,7 @@ diesel::table! {
         paused -> Bool,
         retries -> Integer,
         identity_keys -> Jsonb,
+        latency -> Jsonb,
         version -> BigInt,
     }
 }

@@ -82,6 +82,8 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
             .map(|(p, k)| (p.to_owned(), k.to_owned()))
             .collect(),
             follow_redirects: true,
+            max_response_time_ms: Some(1_500),
+            slow_after: 4,
         },
         secrets: SealedSecrets {
             auth_type: AuthType::Bearer,

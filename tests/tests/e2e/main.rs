@@ -22,5 +22,6 @@ mod ops;
 mod races;
 mod reads;
 mod scaleout;
+mod uptime;
 mod validate_cli;
 mod volatile;

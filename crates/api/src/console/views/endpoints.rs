@@ -3,6 +3,7 @@
 //! page naming them.
 
 use super::layout::{Chrome, badge, millis, page, time};
+use super::uptime::{sparkline, uptime_cell};
 use crate::console::html::url_param;
 use apidrift_model::Health;
 use maud::{Markup, html};
@@ -44,6 +45,10 @@ pub struct EndpointRow<'a> {
     pub response_time: Option<u32>,
     pub breaking_count: u32,
     pub warning_count: u32,
+    /// The uptime windows (D26).
+    pub uptime: Option<apidrift_model::Uptime>,
+    /// The last response times, oldest first (`None`: no response), for the sparkline.
+    pub recent: Vec<Option<u32>>,
 }
 
 const HEALTHS: [Health; 5] = [
@@ -89,6 +94,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                     th scope="col" { "Method and URL" }
                     th scope="col" { "Environment" }
                     th scope="col" { "Last checked" }
+                    th scope="col" { "Uptime (24 h)" }
                     th scope="col" { "Response time" }
                     th scope="col" { "Breaking / warnings" }
                 } }
@@ -106,7 +112,8 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                             td { code { (e.method) " " (e.url) } }
                             td { (e.environment) }
                             td { (time(e.last_checked_at)) }
-                            td { (millis(e.response_time)) }
+                            td { (uptime_cell(e.uptime.as_ref())) }
+                            td { (millis(e.response_time)) " " (sparkline(&e.recent)) }
                             td { (e.breaking_count) " / " (e.warning_count) }
                         }
                     }
@@ -146,6 +153,8 @@ mod tests {
             response_time: Some(40),
             breaking_count: 1,
             warning_count: 2,
+            uptime: None,
+            recent: Vec::new(),
         }
     }
 
