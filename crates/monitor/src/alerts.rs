@@ -121,8 +121,8 @@ pub fn latency_body(
 }
 
 /// The latency side of a check's draft (D26): its response time when it was up (a response with
-/// a status below 500), the endpoint's threshold, and both bodies with their own event id (the
-/// bodies only when the check can send one: a threshold is set, or an episode may be open).
+/// a status below 500), the endpoint's threshold, and both bodies with their own event id (empty
+/// for a check that was not up: such a check sends no latency event).
 pub fn latency_draft(
     endpoint: &StoredEndpoint,
     now: OffsetDateTime,

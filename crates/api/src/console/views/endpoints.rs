@@ -113,7 +113,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                             td { (e.environment) }
                             td { (time(e.last_checked_at)) }
                             td { (uptime_cell(e.uptime.as_ref())) }
-                            td { (millis(e.response_time)) " " (sparkline(&e.recent)) }
+                            td { (millis(e.response_time)) (sparkline(&e.recent)) }
                             td { (e.breaking_count) " / " (e.warning_count) }
                         }
                     }
@@ -219,8 +219,27 @@ mod tests {
             "<td><a href=\"/console/endpoints/00000000-0000-0000-0000-000000000000\">a</a></td>\
              <td><span class=\"badge unknown\">unknown</span></td>\
              <td><code>GET https://a.example/</code></td><td>production</td><td>—</td>\
+             <td><span class=\"uptime\" title=\"24 h — · 7 days — · 30 days —\" \
+             aria-label=\"Uptime 24 h — · 7 days — · 30 days —\">—</span></td>\
              <td>40 ms</td><td>1 / 2</td>"
         ));
+        // With history: the day's uptime (the others on hover) and a sparkline after the time.
+        let mut r = row("a", "https://a.example/");
+        r.uptime = Some(apidrift_model::Uptime {
+            day: Some(0.995),
+            week: Some(0.98),
+            month: None,
+        });
+        r.recent = vec![Some(10), Some(40)];
+        let html = render(&chrome(), &list(vec![r])).into_string();
+        assert!(
+            html.contains("title=\"24 h 99.5% · 7 days 98.0% · 30 days —\""),
+            "{html}"
+        );
+        assert!(
+            html.contains(">99.5%</span></td><td>40 ms<svg class=\"spark\""),
+            "{html}"
+        );
         assert!(html.contains(
             "<a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=0\">Previous page</a> \
              <a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=50\">Next page</a>"

@@ -62,6 +62,7 @@ pub fn sparkline(times: &[Option<u32>]) -> Markup {
     html! {
         @if timed >= 2 {
             svg class="spark" role="img" width=(SPARK_WIDTH) height=(SPARK_HEIGHT)
+                style="vertical-align: middle; margin-left: 0.5em"
                 viewBox={ "0 0 " (SPARK_WIDTH) " " (SPARK_HEIGHT) }
                 xmlns="http://www.w3.org/2000/svg"
                 aria-label={ "Last " (n) " response times, slowest " (max) " ms"
