@@ -108,6 +108,15 @@ pub struct EndpointCreateDoc {
     /// the change), tried before the workspace's; the first match wins.
     #[schema(max_items = 50)]
     pub severity_overrides: Option<Vec<SeverityOverride>>,
+    /// Extension: the latency threshold in milliseconds (1 to 600000); `slowAfter` checks in a
+    /// row slower than it send a `latency.slow` alert (severity warning), the first faster one
+    /// `latency.resolved`. Absent or `null`: no latency alert.
+    #[schema(minimum = 1, maximum = 600000)]
+    pub max_response_time_ms: Option<u32>,
+    /// Extension: how many checks in a row over `maxResponseTimeMs` send `latency.slow` (1 to
+    /// 20, default 3).
+    #[schema(minimum = 1, maximum = 20)]
+    pub slow_after: Option<u8>,
 }
 
 /// `PATCH /api/v1/endpoints/{id}`: any subset of the EndpointCreate fields, plus `paused`. Each
@@ -148,6 +157,12 @@ pub struct EndpointPatchDoc {
     /// Replaces every severity override; `[]` or `null` removes them.
     #[schema(max_items = 50)]
     pub severity_overrides: Option<Vec<SeverityOverride>>,
+    /// `null` switches the latency alert off.
+    #[schema(minimum = 1, maximum = 600000)]
+    pub max_response_time_ms: Option<u32>,
+    /// `null` restores the default, 3.
+    #[schema(minimum = 1, maximum = 20)]
+    pub slow_after: Option<u8>,
     /// Scheduled runs skip a paused endpoint (no quota used); manual checks still run.
     pub paused: Option<bool>,
 }

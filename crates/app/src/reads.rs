@@ -8,7 +8,8 @@ use super::base::Service;
 use super::error::ServiceError;
 use apidrift_model::{DiffDetail, DiffSummary};
 use apidrift_store::{
-    DiffFilter, EndpointFilter, EndpointSeries, OperatorGauges, Page, PageRequest, StoredEndpoint,
+    DiffFilter, EndpointFilter, EndpointSeries, OperatorGauges, Page, PageRequest, ResponsePoint,
+    StoredEndpoint, rules,
 };
 use uuid::Uuid;
 
@@ -21,20 +22,65 @@ impl Service {
         page: PageRequest,
     ) -> Result<Page<StoredEndpoint>, ServiceError> {
         actor.may(Action::ReadEndpoints)?;
-        Ok(self
+        let mut found = self
             .store
             .list_endpoints(actor.workspace(), filter, page)
+            .await?;
+        self.with_uptime(actor.workspace(), &mut found.items)
+            .await?;
+        Ok(found)
+    }
+
+    /// Fills `uptime` on `endpoints` (D26) from the checks history: one read for the whole list;
+    /// an endpoint without checks in the last 30 days gets every window `null`.
+    async fn with_uptime(
+        &self,
+        ws: Uuid,
+        endpoints: &mut [StoredEndpoint],
+    ) -> Result<(), ServiceError> {
+        if endpoints.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<Uuid> = endpoints.iter().map(|e| e.id).collect();
+        let counts = self.store.uptime_counts(ws, &ids, self.now()).await?;
+        for e in endpoints.iter_mut() {
+            let c = counts
+                .iter()
+                .find(|(id, _)| *id == e.id)
+                .map(|(_, c)| *c)
+                .unwrap_or_default();
+            e.uptime = Some(rules::uptime(&c));
+        }
+        Ok(())
+    }
+
+    /// The last `limit` response times (at most 100) of each of `ids` of the actor's workspace,
+    /// oldest first (the console's sparklines): one read for the whole list; an endpoint without
+    /// checks is left out.
+    pub async fn response_series(
+        &self,
+        actor: &Actor,
+        ids: &[Uuid],
+        limit: u32,
+    ) -> Result<Vec<(Uuid, Vec<ResponsePoint>)>, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
+        Ok(self
+            .store
+            .recent_response_times(actor.workspace(), ids, limit.min(100))
             .await?)
     }
 
-    /// Endpoint `id` of the actor's workspace, or 404.
+    /// Endpoint `id` of the actor's workspace with its uptime, or 404.
     pub async fn get_endpoint(
         &self,
         actor: &Actor,
         id: Uuid,
     ) -> Result<StoredEndpoint, ServiceError> {
         actor.may(Action::ReadEndpoints)?;
-        self.endpoint(actor.workspace(), id).await
+        let mut e = self.endpoint(actor.workspace(), id).await?;
+        self.with_uptime(actor.workspace(), std::slice::from_mut(&mut e))
+            .await?;
+        Ok(e)
     }
 
     /// Endpoint `id` of workspace `ws`, or 404 (for the use cases, which checked their caller).

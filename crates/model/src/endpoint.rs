@@ -80,6 +80,30 @@ pub struct Endpoint {
     /// before the workspace's. Always present (`[]` when none).
     #[serde(default)]
     pub severity_overrides: Vec<crate::SeverityOverride>,
+    /// The latency threshold in milliseconds; `None`: no `slow` alert. Always present.
+    #[serde(default)]
+    pub max_response_time_ms: Option<u32>,
+    /// How many consecutive checks over `maxResponseTimeMs` raise a `slow` alert (1–20).
+    #[serde(default = "crate::validate::default_slow_after")]
+    pub slow_after: u8,
+    /// The share of checks whose fetch succeeded over the last day, week and month; on the read
+    /// answers (`GET` of one endpoint or a list), `None` on the others.
+    #[serde(default)]
+    pub uptime: Option<Uptime>,
+}
+
+/// The share of an endpoint's checks in a window whose fetch succeeded (a response arrived
+/// within the timeout, with a status below 500), from 0.0 to 1.0; `None` when no check ran in
+/// the window. The windows end now: the last 24 hours, 7 days and 30 days.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Uptime {
+    /// The last 24 hours.
+    pub day: Option<f64>,
+    /// The last 7 days.
+    pub week: Option<f64>,
+    /// The last 30 days.
+    pub month: Option<f64>,
 }
 
 /// The credential block (`auth`) of a create request. Write-only: it deserialises but cannot be

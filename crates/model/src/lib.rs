@@ -119,7 +119,7 @@ pub use diff::{
 };
 pub use endpoint::{
     CreateEndpointsResponse, Endpoint, EndpointAuth, EndpointEnvelope, EndpointList, ErrorBody,
-    LatestDiff, Pagination, Schedule, SkippedEntry,
+    LatestDiff, Pagination, Schedule, SkippedEntry, Uptime,
 };
 pub use enums::{
     AuthType, Cadence, DiffMode, Frequency, Health, HttpMethod, Plan, Role, Scope, UnknownValue,

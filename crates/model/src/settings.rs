@@ -49,6 +49,8 @@ pub const ENTRY_FIELDS: &[&str] = &[
     "followRedirects",
     "retries",
     "severityOverrides",
+    "maxResponseTimeMs",
+    "slowAfter",
 ];
 
 /// The write-only fields of a create entry: sealed at rest, never read back, so not part of
@@ -136,6 +138,15 @@ pub struct EndpointSettings {
     /// the first match wins. Checked here for form only; the service parses the paths with the
     /// diff engine.
     pub severity_overrides: Vec<crate::SeverityOverride>,
+    /// The latency threshold in milliseconds (1 to
+    /// [`MAX_RESPONSE_TIME_MS`](crate::validate::MAX_RESPONSE_TIME_MS)); `None`: no `slow`
+    /// alert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_response_time_ms: Option<u32>,
+    /// How many consecutive checks over `max_response_time_ms` raise a `slow` alert (1 to
+    /// [`MAX_SLOW_AFTER`](crate::validate::MAX_SLOW_AFTER), default
+    /// [`DEFAULT_SLOW_AFTER`](crate::validate::DEFAULT_SLOW_AFTER)).
+    pub slow_after: u8,
 }
 
 fn schedule_entry<S: Serializer>(c: &Option<Cadence>, s: S) -> Result<S::Ok, S::Error> {
@@ -243,6 +254,8 @@ mod tests {
                 crate::SeverityOverride::new("field-added", crate::OverrideSeverity::Breaking)
                     .at("$.a"),
             ],
+            max_response_time_ms: Some(750),
+            slow_after: 5,
         }
     }
 
@@ -283,8 +296,10 @@ mod tests {
         let mut s = settings();
         s.description = None;
         s.schedule = None;
+        s.max_response_time_ms = None;
         let entry = s.to_entry();
         assert!(!entry.contains_key("description") && !entry.contains_key("schedule"));
+        assert!(!entry.contains_key("maxResponseTimeMs"));
     }
 
     #[test]

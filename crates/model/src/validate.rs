@@ -82,6 +82,18 @@ pub const MAX_RETRIES: u8 = 3;
 /// Retries when an entry names none.
 pub const DEFAULT_RETRIES: u8 = 1;
 
+/// Largest `maxResponseTimeMs`.
+pub const MAX_RESPONSE_TIME_MS: u32 = 600_000;
+/// Most `slowAfter`.
+pub const MAX_SLOW_AFTER: u8 = 20;
+/// `slowAfter` when the entry gives none.
+pub const DEFAULT_SLOW_AFTER: u8 = 3;
+
+/// [`DEFAULT_SLOW_AFTER`], for serde defaults.
+pub fn default_slow_after() -> u8 {
+    DEFAULT_SLOW_AFTER
+}
+
 /// [`DEFAULT_RETRIES`], for serde defaults.
 pub fn default_retries() -> u8 {
     DEFAULT_RETRIES
@@ -347,6 +359,28 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
             .filter(|n| *n <= MAX_RETRIES)
             .ok_or_else(|| format!("retries: must be an integer from 0 to {MAX_RETRIES}"))?,
     };
+    let max_response_time_ms = match field(map, "maxResponseTimeMs") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| (1..=MAX_RESPONSE_TIME_MS).contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "maxResponseTimeMs: must be an integer from 1 to {MAX_RESPONSE_TIME_MS}, \
+                         or null for no latency alert"
+                    )
+                })?,
+        ),
+    };
+    let slow_after = match field(map, "slowAfter") {
+        None => DEFAULT_SLOW_AFTER,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u8::try_from(n).ok())
+            .filter(|n| (1..=MAX_SLOW_AFTER).contains(n))
+            .ok_or_else(|| format!("slowAfter: must be an integer from 1 to {MAX_SLOW_AFTER}"))?,
+    };
     Ok(NewEndpoint {
         settings: EndpointSettings {
             name,
@@ -364,6 +398,8 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
             follow_redirects,
             retries,
             severity_overrides,
+            max_response_time_ms,
+            slow_after,
         },
         credential,
         headers,
@@ -778,6 +814,8 @@ impl EndpointSettings {
             follow_redirects: false,
             retries: DEFAULT_RETRIES,
             severity_overrides: Vec::new(),
+            max_response_time_ms: None,
+            slow_after: DEFAULT_SLOW_AFTER,
         }
     }
 }

@@ -52,6 +52,13 @@ fn endpoint() -> Endpoint {
         severity_overrides: vec![
             SeverityOverride::new("field-added", OverrideSeverity::Breaking).at("$.users[]"),
         ],
+        max_response_time_ms: Some(800),
+        slow_after: 3,
+        uptime: Some(apidrift_model::Uptime {
+            day: Some(0.75),
+            week: Some(0.5),
+            month: None,
+        }),
     }
 }
 
@@ -63,7 +70,8 @@ const ENDPOINT_JSON: &str = concat!(
     r#""lastCheckedAt":"2026-11-21T07:57:09.123Z","responseTime":87,"breakingCount":0,"#,
     r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null,"#,
     r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"},"#,
-    r#""severityOverrides":[{"rule":"field-added","path":"$.users[]","severity":"breaking"}]}"#
+    r#""severityOverrides":[{"rule":"field-added","path":"$.users[]","severity":"breaking"}],"#,
+    r#""maxResponseTimeMs":800,"slowAfter":3,"uptime":{"day":0.75,"week":0.5,"month":null}}"#
 );
 
 #[test]

@@ -2,7 +2,10 @@
 //! persisting drift, the `Apidrift-Signature` header and webhook secrets.
 
 use apidrift_model::{DiffChange, DiffSummary, HttpMethod, Severity, timestamp};
-use apidrift_store::{AlertDraft, DiffCounts, EVENT_DETECTED, EVENT_RESOLVED, StoredEndpoint};
+use apidrift_store::{
+    AlertDraft, DiffCounts, EVENT_DETECTED, EVENT_FAST, EVENT_RESOLVED, EVENT_SLOW, LatencyDraft,
+    StoredEndpoint, rules,
+};
 use ring::hmac;
 use ring::rand::{SecureRandom, SystemRandom};
 use serde_json::{Value, json};
@@ -93,6 +96,58 @@ pub fn event_body(
     .to_string()
 }
 
+/// One latency event body (`type`, `id`, `createdAt`, `workspaceId`, `endpoint`, `latency`):
+/// `latency` is `{"responseTimeMs", "maxResponseTimeMs", "slowAfter"}` of the check that sent it.
+pub fn latency_body(
+    kind: &str,
+    event_id: Uuid,
+    created_at: OffsetDateTime,
+    endpoint: &StoredEndpoint,
+    response_time: u32,
+) -> String {
+    json!({
+        "type": kind,
+        "id": event_id,
+        "createdAt": timestamp::format(created_at).unwrap_or_default(),
+        "workspaceId": endpoint.workspace_id,
+        "endpoint": endpoint_object(endpoint),
+        "latency": {
+            "responseTimeMs": response_time,
+            "maxResponseTimeMs": endpoint.settings.max_response_time_ms,
+            "slowAfter": endpoint.settings.slow_after,
+        },
+    })
+    .to_string()
+}
+
+/// The latency side of a check's draft (D26): its response time when it was up (a response with
+/// a status below 500), the endpoint's threshold, and both bodies with their own event id (empty
+/// for a check that was not up: such a check sends no latency event).
+pub fn latency_draft(
+    endpoint: &StoredEndpoint,
+    now: OffsetDateTime,
+    http_status: Option<u16>,
+    response_time: Option<u32>,
+) -> LatencyDraft {
+    let event_id = Uuid::now_v7();
+    let up = response_time.filter(|_| rules::is_up(http_status));
+    let (slow, fast) = match up {
+        Some(ms) => (
+            latency_body(EVENT_SLOW, event_id, now, endpoint, ms),
+            latency_body(EVENT_FAST, event_id, now, endpoint, ms),
+        ),
+        None => (String::new(), String::new()),
+    };
+    LatencyDraft {
+        event_id,
+        response_time: up,
+        max_response_time_ms: endpoint.settings.max_response_time_ms,
+        slow_after: endpoint.settings.slow_after,
+        slow_payload: slow,
+        fast_payload: fast,
+    }
+}
+
 /// The draft a check hands to the store: both possible bodies with one event id. `diff` is this
 /// check's diff (id and changes) when it has one; `previous` is the endpoint's latest diff before
 /// this check (the drift a `drift.resolved` refers to).
@@ -146,6 +201,7 @@ pub fn draft_for(
         max_severity: sev,
         detected_payload: detected,
         resolved_payload: resolved,
+        latency: None,
     }
 }
 

@@ -12,11 +12,17 @@
 //!   "dedup_key": <endpoint id>, "payload": { "summary" (≤ 1024), "source", "severity", ... } }`;
 //!   the resolve carries the same `dedup_key`, so one incident opens and closes per endpoint.
 //!
+//! A latency event (`latency.slow`, `latency.resolved`; its `latency` object instead of `diff`)
+//! renders as a short message of its own: "Slow responses: <name>" with the response time, the
+//! threshold and `slowAfter`, and "Response time back to normal: <name>". PagerDuty gets a
+//! `warning` trigger and its resolve under the dedup key `<endpoint id>:slow`, an incident of
+//! its own beside the drift's.
+//!
 //! The links point at the console's diff page when `[server] public_url` is set. The endpoint's
 //! URL is shown with its query values hidden ([`crate::redact::query_values`]), as the console
 //! shows it.
 
-use apidrift_store::{EVENT_RESOLVED, WebhookKind};
+use apidrift_store::{EVENT_FAST, EVENT_RESOLVED, EVENT_SLOW, WebhookKind};
 use serde_json::{Map, Value, json};
 
 /// PagerDuty's Events API v2 endpoint, the default URL of a `pagerduty` webhook.
@@ -151,6 +157,11 @@ pub fn render(
     let event: Value = serde_json::from_str(payload).ok()?;
     if !event.is_object() {
         return None;
+    }
+    if let Some(kind_str) = event["type"].as_str()
+        && (kind_str == EVENT_SLOW || kind_str == EVENT_FAST)
+    {
+        return Some(latency_message(kind, &event, secret, public_url)?.to_string());
     }
     let f = facts(&event, public_url);
     let body = match kind {
@@ -353,6 +364,137 @@ fn pagerduty(f: &Facts<'_>, routing_key: &str) -> Value {
     body
 }
 
+/// The message of a latency event (`latency.slow` / `latency.resolved`) for a native channel.
+fn latency_message(
+    kind: WebhookKind,
+    event: &Value,
+    routing_key: &str,
+    public_url: Option<&str>,
+) -> Option<Value> {
+    let s = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+    let slow = event["type"].as_str() == Some(EVENT_SLOW);
+    let endpoint_id = s(&event["endpoint"]["id"]);
+    let name = s(&event["endpoint"]["name"]);
+    let line = format!(
+        "{} {}",
+        s(&event["endpoint"]["method"]),
+        crate::redact::query_values(&s(&event["endpoint"]["url"]))
+    );
+    let latency = &event["latency"];
+    let ms = latency["responseTimeMs"].as_u64().unwrap_or(0);
+    let max = latency["maxResponseTimeMs"].as_u64();
+    let after = latency["slowAfter"].as_u64().unwrap_or(0);
+    let title = if slow {
+        format!("Slow responses: {name}")
+    } else {
+        format!("Response time back to normal: {name}")
+    };
+    let detail = match (slow, max) {
+        (true, Some(max)) => {
+            format!("{after} checks in a row took longer than {max} ms (last: {ms} ms).")
+        }
+        (true, None) => format!("The last check took {ms} ms."),
+        (false, Some(max)) => format!("The last check took {ms} ms, within {max} ms."),
+        (false, None) => format!("The last check took {ms} ms."),
+    };
+    let link = public_url.map(|base| {
+        format!(
+            "{}/console/endpoints/{endpoint_id}",
+            base.trim_end_matches('/')
+        )
+    });
+    let created_at = s(&event["createdAt"]);
+    Some(match kind {
+        WebhookKind::Generic => return None,
+        WebhookKind::Slack => {
+            let mut text = format!(
+                "*Endpoint:* {}\n`{}`\n{}",
+                slack_escape(&name),
+                slack_escape(&line),
+                detail
+            );
+            if let Some(link) = &link {
+                text.push_str(&format!("\n<{}|Open the endpoint>", slack_escape(link)));
+            }
+            json!({
+                "text": truncate(&slack_escape(&title), SLACK_SECTION_MAX),
+                "blocks": [
+                    {"type": "header", "text": {"type": "plain_text", "text": truncate(&slack_escape(&title), SLACK_HEADER_MAX)}},
+                    {"type": "section", "text": {"type": "mrkdwn", "text": truncate(&text, SLACK_SECTION_MAX)}},
+                ],
+            })
+        }
+        WebhookKind::Discord => {
+            let title = truncate(&title, DISCORD_TITLE_MAX);
+            let mut embed = Map::new();
+            embed.insert("title".into(), Value::String(title.clone()));
+            embed.insert(
+                "description".into(),
+                Value::String(truncate(&format!("`{line}`\n{detail}"), 1024)),
+            );
+            embed.insert(
+                "color".into(),
+                json!(if slow { 0xe0_a0_20 } else { 0x2e_b8_86 }),
+            );
+            if let Some(link) = &link {
+                embed.insert("url".into(), Value::String(link.clone()));
+            }
+            if !created_at.is_empty() {
+                embed.insert("timestamp".into(), Value::String(created_at));
+            }
+            embed.insert("footer".into(), json!({"text": "apidrift"}));
+            json!({
+                "content": truncate(&title, DISCORD_CONTENT_MAX),
+                "embeds": [Value::Object(embed)],
+                "allowed_mentions": {"parse": []},
+            })
+        }
+        WebhookKind::Pagerduty => {
+            let dedup_key = format!("{endpoint_id}:slow");
+            if !slow {
+                return Some(json!({
+                    "routing_key": routing_key,
+                    "event_action": "resolve",
+                    "dedup_key": dedup_key,
+                }));
+            }
+            let mut payload = json!({
+                "summary": truncate(&format!("{title} ({line}): {detail}"), PAGERDUTY_SUMMARY_MAX),
+                "source": truncate(&crate::redact::query_values(&s(&event["endpoint"]["url"])), 255),
+                "severity": "warning",
+                "component": truncate(&name, 255),
+                "class": "api-latency",
+                "custom_details": {
+                    "endpointId": endpoint_id,
+                    "responseTimeMs": ms,
+                    "maxResponseTimeMs": max,
+                    "slowAfter": after,
+                },
+            });
+            if !created_at.is_empty()
+                && let Value::Object(map) = &mut payload
+            {
+                map.insert("timestamp".into(), Value::String(created_at));
+            }
+            let mut body = json!({
+                "routing_key": routing_key,
+                "event_action": "trigger",
+                "dedup_key": dedup_key,
+                "client": "apidrift",
+                "payload": payload,
+            });
+            if let (Some(link), Value::Object(map)) = (&link, &mut body) {
+                map.insert(
+                    "links".into(),
+                    json!([{"href": link, "text": "The endpoint in apidrift"}]),
+                );
+                map.insert("client_url".into(), Value::String(link.clone()));
+            }
+            body
+        }
+    })
+}
+
 /// The bodies a "test" of a native channel sends, in order: a short message for Slack and
 /// Discord; for PagerDuty an `info` trigger and its resolve (one dedup key per webhook), so the
 /// test opens no lasting incident.
@@ -412,6 +554,46 @@ mod tests {
         json!({"type": kind, "id": "e1", "createdAt": "2026-11-26T14:00:00.000Z", "workspaceId": "w",
                "endpoint": {"id": "ep-1", "name": name, "url": "http://127.0.0.1/u", "method": "GET"}, "diff": diff})
         .to_string()
+    }
+
+    fn latency_event(kind: &str) -> String {
+        json!({"type": kind, "id": "e2", "createdAt": "2026-11-27T12:00:00.000Z", "workspaceId": "w",
+               "endpoint": {"id": "ep-1", "name": "users <@everyone>", "url": "http://127.0.0.1/u?key=s3cret", "method": "GET"},
+               "latency": {"responseTimeMs": 950, "maxResponseTimeMs": 500, "slowAfter": 3}})
+        .to_string()
+    }
+
+    #[test]
+    fn latency_events_render_per_channel_with_their_own_dedup_key() {
+        let parse = |kind, event: &str| -> Value {
+            render(kind, event, "rk", Some("https://drift.example.com"))
+                .and_then(|b| serde_json::from_str(&b).ok())
+                .unwrap_or(Value::Null)
+        };
+        let slow = latency_event(EVENT_SLOW);
+        let fast = latency_event(EVENT_FAST);
+        let pd = parse(WebhookKind::Pagerduty, &slow);
+        assert_eq!(pd["event_action"], "trigger");
+        assert_eq!(pd["dedup_key"], "ep-1:slow");
+        assert_eq!(pd["payload"]["severity"], "warning");
+        assert_eq!(pd["payload"]["custom_details"]["maxResponseTimeMs"], 500);
+        let pd = parse(WebhookKind::Pagerduty, &fast);
+        assert_eq!(
+            (pd["event_action"].as_str(), pd["dedup_key"].as_str()),
+            (Some("resolve"), Some("ep-1:slow"))
+        );
+        let sl = parse(WebhookKind::Slack, &slow);
+        let text = sl["blocks"][1]["text"]["text"].as_str().unwrap_or_default();
+        assert!(text.contains("3 checks in a row took longer than 500 ms (last: 950 ms)"));
+        assert!(text.contains("&lt;@everyone&gt;") && !text.contains("s3cret"));
+        assert_eq!(sl["text"], "Slow responses: users &lt;@everyone&gt;");
+        let dc = parse(WebhookKind::Discord, &fast);
+        assert_eq!(
+            dc["embeds"][0]["title"],
+            "Response time back to normal: users <@everyone>"
+        );
+        assert_eq!(dc["allowed_mentions"]["parse"], json!([]));
+        assert!(render(WebhookKind::Generic, &slow, "", None).is_none());
     }
 
     fn chars(v: &Value) -> usize {

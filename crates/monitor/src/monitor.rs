@@ -712,12 +712,19 @@ impl Monitor {
             None => previous,
             Some(_) => None,
         };
-        let draft = crate::alerts::draft_for(
+        let mut draft = crate::alerts::draft_for(
             endpoint,
             finished_at,
             diff_row.as_ref().map(|d| (d.id, d.changes.as_slice())),
             previous.as_ref().map(|p| (&p.base, p.changes.as_slice())),
         );
+        // D26: the latency episode is decided in the same transaction.
+        draft.latency = Some(crate::alerts::latency_draft(
+            endpoint,
+            finished_at,
+            check.http_status,
+            check.response_time,
+        ));
         // A scheduled run's finish rides in the check's transaction: a process killed after the
         // commit leaves no recorded slot to run (and charge) again.
         let finish = slot.map(|s| s.finish_at(OffsetDateTime::now_utc()));

@@ -29,6 +29,7 @@ mod checks;
 mod diffs;
 mod endpoints;
 mod escape;
+mod history;
 mod lifecycle;
 mod ops;
 mod ratelimits;

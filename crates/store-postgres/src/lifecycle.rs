@@ -9,8 +9,8 @@ use crate::schema::endpoints;
 use crate::{Error, PgStore, Result, totals};
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
-    StoredDelivery, StoredEndpoint, to_u16, to_u32,
+    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, ResponsePoint, StoreError,
+    StoredDelivery, StoredEndpoint, UptimeCounts, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -355,6 +355,30 @@ impl LifecycleStore for PgStore {
     ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
         let mut conn = self.conn().await?;
         list_checks(&mut conn, workspace_id, endpoint_id, page)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn uptime_counts(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        now: OffsetDateTime,
+    ) -> std::result::Result<Vec<(Uuid, UptimeCounts)>, StoreError> {
+        let mut conn = self.conn().await?;
+        crate::history::uptime_counts(&mut conn, workspace_id, endpoint_ids, now)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn recent_response_times(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        limit: u32,
+    ) -> std::result::Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError> {
+        let mut conn = self.conn().await?;
+        crate::history::recent_response_times(&mut conn, workspace_id, endpoint_ids, limit)
             .await
             .map_err(StoreError::from)
     }

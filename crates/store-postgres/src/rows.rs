@@ -5,8 +5,9 @@ use crate::schema::{baselines, checks, endpoints, tokens, workspaces};
 use apidrift_model::EndpointSettings;
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
-    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace, parse_enum,
-    scopes_from_text, scopes_to_text, to_u16, to_u32,
+    StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
+    latency_from_json, latency_to_json, parse_enum, scopes_from_text, scopes_to_text, to_u16,
+    to_u32,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -203,6 +204,7 @@ pub struct SettingsColumns {
     pub retries: i32,
     pub identity_keys: Value,
     pub severity_overrides: Value,
+    pub latency: Value,
 }
 
 impl SettingsColumns {
@@ -223,10 +225,13 @@ impl SettingsColumns {
             retries: i32::from(s.retries),
             identity_keys: string_map(&s.identity_keys),
             severity_overrides: overrides(&s.severity_overrides),
+            latency: latency_to_json(s),
         })
     }
 
     pub fn into_settings(self) -> Result<EndpointSettings, StoreError> {
+        let (max_response_time_ms, slow_after) =
+            latency_from_json("endpoints.latency", &self.latency)?;
         Ok(EndpointSettings {
             name: self.name,
             url: self.url,
@@ -250,6 +255,8 @@ impl SettingsColumns {
                 "endpoints.severity_overrides",
                 self.severity_overrides,
             )?,
+            max_response_time_ms,
+            slow_after,
         })
     }
 }
@@ -355,6 +362,7 @@ impl EndpointRow {
             updated_at: self.updated_at,
             paused: self.paused,
             version: self.version,
+            uptime: None,
         })
     }
 }

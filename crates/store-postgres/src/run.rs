@@ -14,12 +14,12 @@ use crate::{Error, Result, checks, not_found, workspaces};
 use apidrift_model::Health;
 use apidrift_store::run::{CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused};
 use apidrift_store::{
-    AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, StoredCheck, StoredWebhook,
-    ids_from_text, ids_to_text, new_id,
+    AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, SlowState, StoredCheck,
+    StoredWebhook, ids_from_text, ids_to_text, new_id,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Int8, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Int8, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -42,6 +42,10 @@ struct StateRow {
     fingerprint: Option<String>,
     #[diesel(sql_type = Text)]
     webhook_ids: String,
+    #[diesel(sql_type = Integer)]
+    slow_streak: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    slow_webhook_ids: Option<String>,
 }
 
 #[derive(QueryableByName)]
@@ -84,7 +88,7 @@ impl CheckTx for Tx<'_> {
 
     async fn alert_state(&mut self, ws: Uuid, endpoint: Uuid) -> Result<AlertState> {
         let state: Option<StateRow> = cached(
-            "SELECT fingerprint, webhook_ids FROM alert_state \
+            "SELECT fingerprint, webhook_ids, slow_streak, slow_webhook_ids FROM alert_state \
              WHERE workspace_id = $1 AND endpoint_id = $2",
         )
         .bind::<SqlUuid, _>(ws)
@@ -96,6 +100,13 @@ impl CheckTx for Tx<'_> {
             Some(s) => AlertState {
                 fingerprint: read_opt(s.fingerprint),
                 webhook_ids: ids_from_text(&s.webhook_ids)?,
+                slow: SlowState {
+                    streak: u32::try_from(s.slow_streak).unwrap_or(0),
+                    alerted: s
+                        .slow_webhook_ids
+                        .map(|ids| ids_from_text(&ids))
+                        .transpose()?,
+                },
             },
             None => AlertState::default(),
         })
@@ -147,15 +158,19 @@ impl CheckTx for Tx<'_> {
         at: OffsetDateTime,
     ) -> Result<()> {
         cached(
-            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, updated_at) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (endpoint_id) DO UPDATE SET \
+            "INSERT INTO alert_state (endpoint_id, workspace_id, fingerprint, webhook_ids, \
+             slow_streak, slow_webhook_ids, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (endpoint_id) DO UPDATE SET \
              fingerprint = excluded.fingerprint, webhook_ids = excluded.webhook_ids, \
+             slow_streak = excluded.slow_streak, slow_webhook_ids = excluded.slow_webhook_ids, \
              updated_at = excluded.updated_at",
         )
         .bind::<SqlUuid, _>(endpoint)
         .bind::<SqlUuid, _>(ws)
         .bind::<Nullable<Text>, _>(store_opt(state.fingerprint.as_deref()))
         .bind::<Text, _>(ids_to_text(&state.webhook_ids))
+        .bind::<Integer, _>(i32::try_from(state.slow.streak).unwrap_or(i32::MAX))
+        .bind::<Nullable<Text>, _>(state.slow.alerted.as_deref().map(ids_to_text))
         .bind::<Timestamptz, _>(at)
         .execute(self.0)
         .await?;

@@ -38,8 +38,8 @@ diesel::table! {
 }
 
 // The in-flight marker's columns `prior_health` and `checking_until` are left out of this
-// `table!`: only raw SQL reads or writes them, and without them the table stays within diesel's
-// 32 columns (the `64-column-tables` feature would slow every build of the workspace).
+// `table!`: only raw SQL reads or writes them. The table has more than 32 columns, so the adapters
+// build diesel with its `64-column-tables` feature.
 diesel::table! {
     endpoints (id) {
         id -> Uuid,
@@ -72,6 +72,7 @@ diesel::table! {
         paused -> Bool,
         retries -> Integer,
         identity_keys -> Jsonb,
+        latency -> Jsonb,
         version -> BigInt,
         severity_overrides -> Jsonb,
     }

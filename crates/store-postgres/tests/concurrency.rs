@@ -39,6 +39,7 @@ fn draft(n: u64) -> AlertDraft {
         max_severity: Some(Severity::Breaking),
         detected_payload: format!("{{\"id\":\"{event_id}\"}}"),
         resolved_payload: format!("{{\"id\":\"{event_id}\"}}"),
+        latency: None,
     }
 }
 

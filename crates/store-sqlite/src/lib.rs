@@ -36,6 +36,7 @@ mod cached;
 mod checks;
 mod diffs;
 mod endpoints;
+mod history;
 mod lifecycle;
 mod ops;
 mod rows;

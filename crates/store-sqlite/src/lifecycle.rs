@@ -8,8 +8,8 @@ use crate::schema::endpoints;
 use crate::{Error, Result, SqliteStore};
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, StoreError,
-    StoredDelivery, StoredEndpoint, to_u16, to_u32,
+    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, ResponsePoint, StoreError,
+    StoredDelivery, StoredEndpoint, UptimeCounts, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -317,6 +317,28 @@ impl LifecycleStore for SqliteStore {
         page: PageRequest,
     ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
         self.read(move |c| list_checks(c, workspace_id, endpoint_id, page))
+            .await
+    }
+
+    async fn uptime_counts(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        now: OffsetDateTime,
+    ) -> std::result::Result<Vec<(Uuid, UptimeCounts)>, StoreError> {
+        let ids = endpoint_ids.to_vec();
+        self.read(move |c| crate::history::uptime_counts(c, workspace_id, &ids, now))
+            .await
+    }
+
+    async fn recent_response_times(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        limit: u32,
+    ) -> std::result::Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError> {
+        let ids = endpoint_ids.to_vec();
+        self.read(move |c| crate::history::recent_response_times(c, workspace_id, &ids, limit))
             .await
     }
 

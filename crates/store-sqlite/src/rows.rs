@@ -5,7 +5,8 @@ use apidrift_model::EndpointSettings;
 use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
     StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
-    overrides_from_json, overrides_to_json, parse_enum, scopes_from_text, scopes_to_text,
+    latency_from_json, latency_to_json, overrides_from_json, overrides_to_json, parse_enum,
+    scopes_from_text, scopes_to_text,
     string_map_from_json, string_map_to_json, strings_from_json, strings_to_json, to_u16, to_u32,
 };
 use diesel::prelude::*;
@@ -182,6 +183,7 @@ pub struct SettingsColumns {
     pub retries: i32,
     pub identity_keys: String,
     pub severity_overrides: String,
+    pub latency: String,
 }
 
 impl SettingsColumns {
@@ -202,10 +204,15 @@ impl SettingsColumns {
             retries: i32::from(s.retries),
             identity_keys: string_map_to_json(&s.identity_keys),
             severity_overrides: overrides_to_json(&s.severity_overrides),
+            latency: latency_to_json(s).to_string(),
         })
     }
 
     pub fn into_settings(self) -> Result<EndpointSettings, StoreError> {
+        let (max_response_time_ms, slow_after) = latency_from_json(
+            "endpoints.latency",
+            &json_text("endpoints.latency", &self.latency)?,
+        )?;
         Ok(EndpointSettings {
             name: self.name,
             url: self.url,
@@ -229,6 +236,8 @@ impl SettingsColumns {
                 "endpoints.severity_overrides",
                 &self.severity_overrides,
             )?,
+            max_response_time_ms,
+            slow_after,
         })
     }
 }
@@ -334,6 +343,7 @@ impl EndpointRow {
             updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
             paused: self.paused,
             version: self.version,
+            uptime: None,
         })
     }
 }

@@ -20,6 +20,12 @@ pub const EVENT_DETECTED: &str = "drift.detected";
 /// `drift.resolved`.
 pub const EVENT_RESOLVED: &str = "drift.resolved";
 
+/// `latency.slow`: an endpoint's checks exceeded its `maxResponseTimeMs` `slowAfter` times in a
+/// row.
+pub const EVENT_SLOW: &str = "latency.slow";
+/// `latency.resolved`: the first fast check after a `latency.slow`.
+pub const EVENT_FAST: &str = "latency.resolved";
+
 /// What a webhook delivers to: the signed generic event, or a service's own message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum WebhookKind {
@@ -102,13 +108,107 @@ pub struct AlertDraft {
     pub detected_payload: String,
     /// The `drift.resolved` body (used when a return to baseline follows an alerted drift).
     pub resolved_payload: String,
+    /// What the check says about latency (`None`: the endpoint's latency is not followed, as for
+    /// a drift-only caller; the slow state is left as it is).
+    pub latency: Option<LatencyDraft>,
 }
 
-/// The alert state of one endpoint: the drift in force and who was told.
+/// The latency side of an [`AlertDraft`]: this check's response time against the endpoint's
+/// threshold, and the two possible bodies (with their own event id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyDraft {
+    pub event_id: Uuid,
+    /// The response time of a check that was up ([`crate::rules::is_up`]); `None` for a check
+    /// without a response or with a 5xx, which neither counts as slow nor resolves.
+    pub response_time: Option<u32>,
+    /// The endpoint's `maxResponseTimeMs` (`None`: off, every response is fast).
+    pub max_response_time_ms: Option<u32>,
+    /// The endpoint's `slowAfter`.
+    pub slow_after: u8,
+    /// The `latency.slow` body.
+    pub slow_payload: String,
+    /// The `latency.resolved` body.
+    pub fast_payload: String,
+}
+
+/// The latency episode of an endpoint: how many checks in a row were slow, and, while a
+/// `latency.slow` is in force, the channels told (an empty list when none met their
+/// `minSeverity`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlowState {
+    pub streak: u32,
+    pub alerted: Option<Vec<Uuid>>,
+}
+
+/// What [`plan_slow`] decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlowPlan {
+    /// The event to queue (`kind`, body) and the channels to deliver it to (never empty).
+    pub event: Option<(&'static str, String)>,
+    pub webhook_ids: Vec<Uuid>,
+    pub state: SlowState,
+}
+
+/// D26: the `slow` rule. A slow response (over `maxResponseTimeMs`) adds one to the streak; the
+/// check that brings it to `slowAfter` opens an episode and sends `latency.slow` (severity
+/// warning) to the channels whose `minSeverity` is at most warning; further slow checks send
+/// nothing (once per episode). The first fast response ends the streak, and when an episode is
+/// open sends `latency.resolved` to the channels that got the `latency.slow` and closes it. A
+/// check without a response (or with a 5xx) changes nothing.
+pub fn plan_slow(state: &SlowState, draft: &LatencyDraft, webhooks: &[StoredWebhook]) -> SlowPlan {
+    let quiet = |state: SlowState| SlowPlan {
+        event: None,
+        webhook_ids: Vec::new(),
+        state,
+    };
+    let Some(ms) = draft.response_time else {
+        return quiet(state.clone());
+    };
+    let slow = draft.max_response_time_ms.is_some_and(|max| ms > max);
+    if slow {
+        let streak = state.streak.saturating_add(1);
+        if state.alerted.is_some() || streak < u32::from(draft.slow_after.max(1)) {
+            return quiet(SlowState {
+                streak,
+                alerted: state.alerted.clone(),
+            });
+        }
+        let targets: Vec<Uuid> = webhooks
+            .iter()
+            .filter(|w| Severity::Warning >= w.min_severity)
+            .map(|w| w.id)
+            .collect();
+        return SlowPlan {
+            event: (!targets.is_empty()).then(|| (EVENT_SLOW, draft.slow_payload.clone())),
+            webhook_ids: targets.clone(),
+            state: SlowState {
+                streak,
+                alerted: Some(targets),
+            },
+        };
+    }
+    let Some(told) = &state.alerted else {
+        return quiet(SlowState::default());
+    };
+    let targets: Vec<Uuid> = told
+        .iter()
+        .copied()
+        .filter(|id| webhooks.iter().any(|w| w.id == *id))
+        .collect();
+    SlowPlan {
+        event: (!targets.is_empty()).then(|| (EVENT_FAST, draft.fast_payload.clone())),
+        webhook_ids: targets,
+        state: SlowState::default(),
+    }
+}
+
+/// The alert state of one endpoint: the drift in force and who was told, and its latency
+/// episode ([`plan_slow`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AlertState {
     pub fingerprint: Option<String>,
     pub webhook_ids: Vec<Uuid>,
+    pub slow: SlowState,
 }
 
 /// What [`plan_alerts`] decided.
@@ -121,7 +221,8 @@ pub struct AlertPlan {
     pub state: AlertState,
 }
 
-/// D11: a diff alerts the channels whose `minSeverity` it meets, only when its fingerprint
+/// D11 (the latency episode in `state.slow` is kept as it is; [`plan_slow`] decides it): a diff
+/// alerts the channels whose `minSeverity` it meets, only when its fingerprint
 /// differs from the drift already alerted; a check without changes after an alerted drift sends
 /// `drift.resolved` to the channels that got the drift (whatever their `minSeverity`) and clears
 /// the state, so a later drift is new.
@@ -161,15 +262,20 @@ pub fn plan_alerts(
                 state: AlertState {
                     fingerprint: Some(fp.clone()),
                     webhook_ids: told,
+                    slow: state.slow.clone(),
                 },
             }
         }
         None => {
+            let cleared = AlertState {
+                slow: state.slow.clone(),
+                ..AlertState::default()
+            };
             if state.fingerprint.is_none() {
                 return AlertPlan {
                     event: None,
                     webhook_ids: Vec::new(),
-                    state: AlertState::default(),
+                    state: cleared,
                 };
             }
             let targets: Vec<Uuid> = state
@@ -182,7 +288,7 @@ pub fn plan_alerts(
                 event: (!targets.is_empty())
                     .then(|| (EVENT_RESOLVED, draft.resolved_payload.clone())),
                 webhook_ids: targets,
-                state: AlertState::default(),
+                state: cleared,
             }
         }
     }
@@ -462,7 +568,104 @@ mod tests {
             max_severity: sev,
             detected_payload: "D".into(),
             resolved_payload: "R".into(),
+            latency: None,
         }
+    }
+
+    fn latency(ms: Option<u32>) -> LatencyDraft {
+        LatencyDraft {
+            event_id: Uuid::now_v7(),
+            response_time: ms,
+            max_response_time_ms: Some(500),
+            slow_after: 3,
+            slow_payload: "S".into(),
+            fast_payload: "F".into(),
+        }
+    }
+
+    #[test]
+    fn slow_alerts_once_per_episode_and_resolves_at_the_first_fast_check() {
+        let hooks = vec![hook(Severity::Warning), hook(Severity::Breaking)];
+        let mut state = SlowState::default();
+        // Two slow checks: counted, nothing sent.
+        for n in 1..=2 {
+            let p = plan_slow(&state, &latency(Some(900)), &hooks);
+            assert_eq!(p.event, None);
+            assert_eq!(p.state.streak, n);
+            state = p.state;
+        }
+        // The third: `latency.slow` to the channels that take warnings.
+        let p = plan_slow(&state, &latency(Some(501)), &hooks);
+        assert_eq!(p.event, Some((EVENT_SLOW, "S".to_owned())));
+        assert_eq!(p.webhook_ids, vec![hooks[0].id]);
+        state = p.state;
+        // Still slow: once per episode.
+        let p = plan_slow(&state, &latency(Some(900)), &hooks);
+        assert_eq!(p.event, None);
+        state = p.state;
+        // No response (or a 5xx): neither slow nor fast.
+        let p = plan_slow(&state, &latency(None), &hooks);
+        assert_eq!((p.event.clone(), &p.state), (None, &state));
+        // The threshold itself is fast: resolved, to those told.
+        let p = plan_slow(&state, &latency(Some(500)), &hooks);
+        assert_eq!(p.event, Some((EVENT_FAST, "F".to_owned())));
+        assert_eq!(p.webhook_ids, vec![hooks[0].id]);
+        assert_eq!(p.state, SlowState::default());
+        // Fast again: nothing.
+        let p = plan_slow(&p.state, &latency(Some(10)), &hooks);
+        assert_eq!(p.event, None);
+    }
+
+    #[test]
+    fn a_fast_check_breaks_the_streak_and_no_threshold_is_never_slow() {
+        let hooks = vec![hook(Severity::Info)];
+        let mut state = SlowState::default();
+        for ms in [900, 900, 100, 900, 900] {
+            let p = plan_slow(&state, &latency(Some(ms)), &hooks);
+            assert_eq!(p.event, None, "{ms}");
+            state = p.state;
+        }
+        assert_eq!(state.streak, 2);
+        let mut off = latency(Some(60_000));
+        off.max_response_time_ms = None;
+        let p = plan_slow(&SlowState::default(), &off, &hooks);
+        assert_eq!((p.event, p.state), (None, SlowState::default()));
+        // slowAfter 1: the first slow check alerts.
+        let mut one = latency(Some(900));
+        one.slow_after = 1;
+        let p = plan_slow(&SlowState::default(), &one, &hooks);
+        assert_eq!(p.event, Some((EVENT_SLOW, "S".to_owned())));
+    }
+
+    #[test]
+    fn slow_episode_without_warning_channels_sends_no_resolve() {
+        let hooks = vec![hook(Severity::Breaking)];
+        let mut state = SlowState::default();
+        for _ in 0..3 {
+            let p = plan_slow(&state, &latency(Some(900)), &hooks);
+            assert_eq!(p.event, None);
+            state = p.state;
+        }
+        assert_eq!(state.alerted, Some(Vec::new()));
+        let p = plan_slow(&state, &latency(Some(1)), &hooks);
+        assert_eq!((p.event, p.state), (None, SlowState::default()));
+    }
+
+    #[test]
+    fn drift_rules_keep_the_latency_episode() {
+        let slow = SlowState {
+            streak: 4,
+            alerted: Some(vec![Uuid::nil()]),
+        };
+        let state = AlertState {
+            slow: slow.clone(),
+            ..AlertState::default()
+        };
+        let hooks = vec![hook(Severity::Info)];
+        let p = plan_alerts(&state, &draft(Some("a"), Some(Severity::Info)), &hooks);
+        assert_eq!(p.state.slow, slow);
+        let r = plan_alerts(&p.state, &draft(None, None), &hooks);
+        assert_eq!(r.state.slow, slow);
     }
 
     #[test]

@@ -49,6 +49,38 @@ pub struct CheckHistoryRow {
     pub scheduled: bool,
 }
 
+/// An endpoint's checks in one window of its uptime: how many ran and how many were up (a
+/// response arrived, with a status below 500).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowCounts {
+    pub checks: u64,
+    pub up: u64,
+}
+
+/// An endpoint's checks in the three windows of its uptime, which end at the `now` of the read:
+/// the last 24 hours, 7 days and 30 days (by the checks' `started_at`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UptimeCounts {
+    pub day: WindowCounts,
+    pub week: WindowCounts,
+    pub month: WindowCounts,
+}
+
+/// How long each window of [`UptimeCounts`] reaches back.
+pub const UPTIME_DAY: time::Duration = time::Duration::days(1);
+/// See [`UPTIME_DAY`].
+pub const UPTIME_WEEK: time::Duration = time::Duration::days(7);
+/// See [`UPTIME_DAY`].
+pub const UPTIME_MONTH: time::Duration = time::Duration::days(30);
+
+/// One point of an endpoint's response-time series: when the check started and its response
+/// time (`None`: no response).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponsePoint {
+    pub started_at: OffsetDateTime,
+    pub response_time: Option<u32>,
+}
+
 /// One delivery of a webhook, with its event and its last attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredDelivery {
@@ -129,6 +161,24 @@ pub trait LifecycleStore: Send + Sync {
     /// Operator (start-up and the worker): every endpoint still `checking` whose run should have
     /// ended before `now` gets back the health it had before the run. Returns how many.
     async fn reset_stale_checking(&self, now: OffsetDateTime) -> Result<u64, StoreError>;
+
+    /// The uptime counts of each of `endpoint_ids` of the workspace that had a check in the last
+    /// 30 days before `now` (the others are left out), in ONE statement for the whole list.
+    async fn uptime_counts(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        now: OffsetDateTime,
+    ) -> Result<Vec<(Uuid, UptimeCounts)>, StoreError>;
+
+    /// The last `limit` checks of each of `endpoint_ids` of the workspace, oldest first, in ONE
+    /// statement for the whole list; an endpoint without checks is left out.
+    async fn recent_response_times(
+        &self,
+        workspace_id: Uuid,
+        endpoint_ids: &[Uuid],
+        limit: u32,
+    ) -> Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError>;
 
     /// Operator (the worker's retention): deletes at most `limit` check rows without a diff that
     /// started before `before`, their sealed bodies with them. Returns how many.

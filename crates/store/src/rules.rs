@@ -5,8 +5,8 @@
 //! value comes from these pure functions, called by the adapter or by the generic steps of
 //! [`crate::run`]. [`crate::plan_alerts`] (D11) is the same kind of rule for alerts.
 
-use crate::{DiffCounts, NewDiff, Workspace, WorkspaceUpdate};
-use apidrift_model::{Cadence, Health};
+use crate::{DiffCounts, NewDiff, UptimeCounts, WindowCounts, Workspace, WorkspaceUpdate};
+use apidrift_model::{Cadence, Health, Uptime};
 use uuid::Uuid;
 
 /// D6: how many of `requested` new endpoints fit a workspace that holds `existing` under its
@@ -19,6 +19,27 @@ pub fn endpoints_that_fit(limit: Option<u32>, existing: u64, requested: usize) -
             requested.min(usize::try_from(room).unwrap_or(usize::MAX))
         }
     }
+}
+
+/// D26: an endpoint's uptime from its [`UptimeCounts`]: per window the share of its checks that
+/// were up, `None` for a window without checks.
+pub fn uptime(counts: &UptimeCounts) -> Uptime {
+    fn share(w: WindowCounts) -> Option<f64> {
+        // Check counts stay far below 2^52, where the conversion would round.
+        #[allow(clippy::cast_precision_loss)]
+        (w.checks > 0).then(|| w.up.min(w.checks) as f64 / w.checks as f64)
+    }
+    Uptime {
+        day: share(counts.day),
+        week: share(counts.week),
+        month: share(counts.month),
+    }
+}
+
+/// Whether a check counts as up for [`uptime`] (and as a response time for the `slow` rule): a
+/// response arrived, with a status below 500.
+pub fn is_up(http_status: Option<u16>) -> bool {
+    http_status.is_some_and(|s| s < 500)
 }
 
 /// D7: the severity counts of a check (zero without a diff) and the health they give the

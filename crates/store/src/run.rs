@@ -14,7 +14,8 @@
 use crate::{AlertDraft, QuotaOutcome};
 use crate::{
     AlertState, CheckRecording, DiffCounts, NewCheck, NewDiff, RecordedCheck, ScheduleFinish,
-    StoreError, StoredCheck, StoredWebhook, checked_outcome, month_key, plan_alerts, rules,
+    StoreError, StoredCheck, StoredWebhook, checked_outcome, month_key, plan_alerts, plan_slow,
+    rules,
 };
 use apidrift_model::Health;
 use async_trait::async_trait;
@@ -37,7 +38,7 @@ pub struct QuotaRefused {
 pub struct OutboxEvent<'a> {
     pub id: Uuid,
     pub endpoint_id: Uuid,
-    /// `drift.detected` or `drift.resolved`.
+    /// `drift.detected`, `drift.resolved`, `latency.slow` or `latency.resolved`.
     pub kind: &'static str,
     /// The JSON body, kept byte for byte.
     pub payload: &'a str,
@@ -219,8 +220,26 @@ pub async fn record_check_alerting<T: CheckTx + ?Sized>(
             .queue_event(workspace_id, event, &plan.webhook_ids)
             .await?;
     }
-    if plan.state != state {
-        tx.put_alert_state(workspace_id, endpoint_id, &plan.state, draft.created_at)
+    let mut next = plan.state;
+    // D26: the latency episode, beside the drift (its own event id, its own state).
+    if let Some(latency) = &draft.latency {
+        let slow = plan_slow(&state.slow, latency, &webhooks);
+        if let Some((kind, payload)) = &slow.event {
+            let event = OutboxEvent {
+                id: latency.event_id,
+                endpoint_id,
+                kind,
+                payload,
+                created_at: draft.created_at,
+            };
+            queued += tx
+                .queue_event(workspace_id, event, &slow.webhook_ids)
+                .await?;
+        }
+        next.slow = slow.state;
+    }
+    if next != state {
+        tx.put_alert_state(workspace_id, endpoint_id, &next, draft.created_at)
             .await?;
     }
     Ok((recorded, queued))

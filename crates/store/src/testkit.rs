@@ -93,6 +93,8 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
                 )
                 .at("$.items[id=7][\"x\u{0}y\"]"),
             ],
+            max_response_time_ms: Some(1_500),
+            slow_after: 4,
         },
         secrets: SealedSecrets {
             auth_type: AuthType::Bearer,

@@ -59,6 +59,7 @@ fn draft(
         max_severity: max,
         detected_payload: format!("{{\"type\":\"{EVENT_DETECTED}\",\"id\":\"{event_id}\"}}"),
         resolved_payload: format!("{{\"type\":\"{EVENT_RESOLVED}\",\"id\":\"{event_id}\"}}"),
+        latency: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn draft(fp: &str, when: OffsetDateTime) -> AlertDraft {
         max_severity: Some(Severity::Breaking),
         detected_payload: format!("{{\"type\":\"{EVENT_DETECTED}\",\"id\":\"{event_id}\"}}"),
         resolved_payload: format!("{{\"type\":\"{EVENT_RESOLVED}\",\"id\":\"{event_id}\"}}"),
+        latency: None,
     }
 }
 
@@ -647,6 +648,209 @@ pub async fn lifecycle_prune_checks(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// A check of `e` started at `when` with `status` (`None`: no response) and `ms`.
+fn timed_check(e: Uuid, when: OffsetDateTime, status: Option<u16>, ms: Option<u32>) -> NewCheck {
+    NewCheck {
+        started_at: when,
+        finished_at: when + Duration::milliseconds(i64::from(ms.unwrap_or(5))),
+        http_status: status,
+        response_time: ms,
+        error_kind: status.is_none().then(|| "connect".to_owned()),
+        ..check(e, when)
+    }
+}
+
+/// D26: the uptime counts of a page of endpoints, per window (24 h, 7 d, 30 d before `now`):
+/// a check without a response or with a 5xx is down, a 4xx is up; checks older than 30 days,
+/// endpoints not asked for and other workspaces are left out.
+pub async fn lifecycle_uptime_counts(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let f = one_endpoint(&*store, a.id, "orders").await?;
+    let quiet = one_endpoint(&*store, a.id, "quiet").await?;
+    let other = one_endpoint(&*store, b.id, "theirs").await?;
+    let now = at(0) + Duration::days(40);
+    let hours = |h: i64| now - Duration::hours(h);
+    // e: in the last day 3 up (200, 404, 302) and 1 down (503); in the week 1 more up and 1
+    // down (no response); in the month 2 more up; 2 older than 30 days (ignored).
+    let rows = [
+        (1, Some(200)),
+        (2, Some(404)),
+        (3, Some(302)),
+        (4, Some(503)),
+        (30, Some(200)),
+        (50, None),
+        (24 * 10, Some(200)),
+        (24 * 29, Some(201)),
+        (24 * 31, None),
+        (24 * 35, Some(200)),
+    ];
+    for (h, status) in rows {
+        store
+            .record_check(a.id, timed_check(e.id, hours(h), status, Some(30)), None)
+            .await?;
+    }
+    // f: only a week-old failure.
+    store
+        .record_check(a.id, timed_check(f.id, hours(24 * 3), None, None), None)
+        .await?;
+    store
+        .record_check(
+            b.id,
+            timed_check(other.id, hours(1), Some(200), Some(9)),
+            None,
+        )
+        .await?;
+    let mut got = store
+        .uptime_counts(a.id, &[e.id, f.id, quiet.id, other.id], now)
+        .await?;
+    got.sort_by_key(|(id, _)| *id != e.id);
+    let w = |checks, up| WindowCounts { checks, up };
+    assert_eq!(
+        got,
+        vec![
+            (
+                e.id,
+                UptimeCounts {
+                    day: w(4, 3),
+                    week: w(6, 4),
+                    month: w(8, 6),
+                }
+            ),
+            (
+                f.id,
+                UptimeCounts {
+                    day: w(0, 0),
+                    week: w(1, 0),
+                    month: w(1, 0),
+                }
+            ),
+        ]
+    );
+    let shares = rules::uptime(&got[0].1);
+    assert_eq!(
+        (shares.day, shares.week, shares.month),
+        (Some(0.75), Some(4.0 / 6.0), Some(0.75))
+    );
+    assert_eq!(rules::uptime(&got[1].1).day, None);
+    // Another workspace sees nothing of a's; an empty page asks nothing.
+    assert!(store.uptime_counts(b.id, &[e.id], now).await?.is_empty());
+    assert!(store.uptime_counts(a.id, &[], now).await?.is_empty());
+    Ok(())
+}
+
+/// The last N response times of a page of endpoints, oldest first, `None` for a check without a
+/// response; endpoints without checks and other workspaces are left out.
+pub async fn lifecycle_recent_response_times(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let f = one_endpoint(&*store, a.id, "orders").await?;
+    let quiet = one_endpoint(&*store, a.id, "quiet").await?;
+    for n in 0..35_i64 {
+        let ms = (n % 7 != 3).then(|| u32::try_from(100 + n).unwrap_or(0));
+        let status = ms.map(|_| 200);
+        store
+            .record_check(a.id, timed_check(e.id, at(n * 1_000), status, ms), None)
+            .await?;
+    }
+    store
+        .record_check(a.id, timed_check(f.id, at(500), Some(200), Some(7)), None)
+        .await?;
+    let got = store
+        .recent_response_times(a.id, &[quiet.id, f.id, e.id], 30)
+        .await?;
+    let of = |id: Uuid| got.iter().find(|(k, _)| *k == id).map(|(_, p)| p.clone());
+    assert_eq!(got.len(), 2, "an endpoint without checks is left out");
+    let points = of(e.id).ok_or_else(|| fail("e's points"))?;
+    assert_eq!(points.len(), 30);
+    // The 30 newest (n = 5..35), oldest first.
+    let expected: Vec<ResponsePoint> = (5..35_i64)
+        .map(|n| ResponsePoint {
+            started_at: at(n * 1_000),
+            response_time: (n % 7 != 3).then(|| u32::try_from(100 + n).unwrap_or(0)),
+        })
+        .collect();
+    assert_eq!(points, expected);
+    assert_eq!(
+        of(f.id),
+        Some(vec![ResponsePoint {
+            started_at: at(500),
+            response_time: Some(7)
+        }])
+    );
+    assert!(
+        store
+            .recent_response_times(b.id, &[e.id, f.id], 30)
+            .await?
+            .is_empty()
+    );
+    Ok(())
+}
+
+/// D26 through the check's transaction: the latency episode is kept in the alert state between
+/// checks (the streak, who was told), `latency.slow` is queued once at the `slowAfter`-th slow
+/// check and `latency.resolved` at the first fast one, beside the drift bookkeeping.
+pub async fn lifecycle_slow_episode(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let e = one_endpoint(&*store, a.id, "users").await?;
+    let h = store.create_webhook(hook(a.id, 1)).await?;
+    let run = |n: i64, ms: Option<u32>| {
+        let store = store.clone();
+        async move {
+            let when = at(100 + n * 100);
+            let mut d = draft("", when);
+            d.fingerprint = None;
+            d.max_severity = None;
+            d.latency = Some(LatencyDraft {
+                event_id: new_id(),
+                response_time: ms,
+                max_response_time_ms: Some(500),
+                slow_after: 3,
+                slow_payload: format!("{{\"type\":\"{EVENT_SLOW}\",\"n\":{n}}}"),
+                fast_payload: format!("{{\"type\":\"{EVENT_FAST}\",\"n\":{n}}}"),
+            });
+            let status = ms.map(|_| 200);
+            store
+                .record_check_alerting(a.id, timed_check(e.id, when, status, ms), None, d)
+                .await
+                .map(|(_, queued)| queued)
+        }
+    };
+    let mut queued = Vec::new();
+    for (n, ms) in [
+        (1, Some(900)),
+        (2, Some(900)),
+        (3, None),
+        (4, Some(900)),
+        (5, Some(950)),
+        (6, Some(100)),
+        (7, Some(100)),
+    ] {
+        queued.push(run(n, ms).await?);
+    }
+    // The third slow check (n = 4; the failure in between neither counts nor resolves) alerts,
+    // the fourth does not, the first fast one resolves.
+    assert_eq!(queued, vec![0, 0, 0, 1, 0, 1, 0]);
+    let page = store
+        .list_deliveries(a.id, h.id, PageRequest::default())
+        .await?;
+    let events: Vec<(&str, &str)> = page
+        .items
+        .iter()
+        .map(|d| (d.event.as_str(), d.payload.as_str()))
+        .collect();
+    assert_eq!(
+        events,
+        vec![
+            (EVENT_FAST, "{\"type\":\"latency.resolved\",\"n\":6}"),
+            (EVENT_SLOW, "{\"type\":\"latency.slow\",\"n\":4}"),
+        ]
+    );
+    Ok(())
+}
+
 /// Expands the lifecycle cases (used by [`crate::conformance_suite!`]).
 #[macro_export]
 macro_rules! lifecycle_conformance_cases {
@@ -659,6 +863,9 @@ macro_rules! lifecycle_conformance_cases {
             lifecycle_deliveries,
             lifecycle_checking_marker,
             lifecycle_prune_checks,
+            lifecycle_uptime_counts,
+            lifecycle_recent_response_times,
+            lifecycle_slow_episode,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {

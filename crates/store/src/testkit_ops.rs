@@ -116,6 +116,7 @@ pub async fn operator_gauges(store: Arc<dyn Store>) -> TestResult {
         max_severity: Some(Severity::Breaking),
         detected_payload: format!("{{\"id\":\"{event_id}\"}}"),
         resolved_payload: format!("{{\"id\":\"{event_id}\"}}"),
+        latency: None,
     };
     let changes = vec![crate::testkit::change("$.id", Severity::Breaking)];
     let (_, queued) = store

@@ -248,6 +248,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
             max_severity: Some(Severity::Warning),
             detected_payload: format!("{hostile}\0\u{1}\u{10ffff}0{event_id}"),
             resolved_payload: format!("resolved\0{event_id}"),
+            latency: None,
         };
         let d = diff(None, hostile_changes(), at(when));
         (draft, check(e.id, at(when)), d)
@@ -589,6 +590,7 @@ pub async fn text_user_input_refuses_nul(store: Arc<dyn Store>) -> TestResult {
         max_severity: Some(Severity::Warning),
         detected_payload: "{}".into(),
         resolved_payload: "{}".into(),
+        latency: None,
     };
     let changes = vec![crate::testkit::change("$.a", Severity::Warning)];
     store

@@ -305,6 +305,9 @@ pub struct StoredEndpoint {
     /// [`crate::LifecycleStore::update_endpoint`]; checks, health and figures leave it. The API
     /// sends it as the strong `ETag` and compares `If-Match` with it.
     pub version: i64,
+    /// Not a column: the adapters read `None`; the read use cases fill it from the checks
+    /// history ([`crate::LifecycleStore::uptime_counts`], [`crate::rules::uptime`]).
+    pub uptime: Option<apidrift_model::Uptime>,
 }
 
 impl StoredEndpoint {
@@ -337,6 +340,9 @@ impl StoredEndpoint {
             retries: s.retries,
             identity_keys: s.identity_keys.clone(),
             severity_overrides: s.severity_overrides.clone(),
+            max_response_time_ms: s.max_response_time_ms,
+            slow_after: s.slow_after,
+            uptime: self.uptime,
         }
     }
 }
@@ -671,6 +677,42 @@ pub fn string_map_from_json(
     text: &str,
 ) -> Result<BTreeMap<String, String>, crate::StoreError> {
     serde_json::from_str(text).map_err(|e| crate::StoreError::corrupt(column, e))
+}
+
+/// The `endpoints.latency` column: an endpoint's `maxResponseTimeMs` and `slowAfter` as one JSON
+/// object (`{"maxResponseTimeMs": 800, "slowAfter": 3}`; one column keeps the table within
+/// diesel's 32 columns).
+pub fn latency_to_json(settings: &apidrift_model::EndpointSettings) -> Value {
+    let mut map = serde_json::Map::new();
+    if let Some(ms) = settings.max_response_time_ms {
+        map.insert("maxResponseTimeMs".into(), Value::from(ms));
+    }
+    map.insert("slowAfter".into(), Value::from(settings.slow_after));
+    Value::Object(map)
+}
+
+/// Reads [`latency_to_json`] back: (`maxResponseTimeMs`, `slowAfter`).
+pub fn latency_from_json(
+    column: &str,
+    value: &Value,
+) -> Result<(Option<u32>, u8), crate::StoreError> {
+    let corrupt = || crate::StoreError::corrupt(column, "not a latency object");
+    let max = match value.get("maxResponseTimeMs") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(corrupt)?,
+        ),
+    };
+    let slow_after = match value.get("slowAfter") {
+        None => apidrift_model::validate::DEFAULT_SLOW_AFTER,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u8::try_from(n).ok())
+            .ok_or_else(corrupt)?,
+    };
+    Ok((max, slow_after))
 }
 
 /// Parses an enum column stored as its wire spelling.

@@ -23,5 +23,6 @@ mod overrides;
 mod races;
 mod reads;
 mod scaleout;
+mod uptime;
 mod validate_cli;
 mod volatile;

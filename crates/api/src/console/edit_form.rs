@@ -38,6 +38,8 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         severity_overrides: text(pairs, "severity_overrides").to_owned(),
         follow_redirects: text(pairs, "follow_redirects") == "yes",
         retries: text(pairs, "retries").to_owned(),
+        max_response_time_ms: text(pairs, "max_response_time_ms").to_owned(),
+        slow_after: text(pairs, "slow_after").to_owned(),
     };
     let mut patch = Map::new();
     patch.insert("name".into(), json!(values.name));
@@ -65,6 +67,7 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
     if !values.retries.is_empty() {
         patch.insert("retries".into(), number_or_text(&values.retries));
     }
+    latency_fields(pairs, &values, &mut patch);
     let mut schedule = Map::new();
     if !values.schedule.is_empty() {
         schedule.insert("frequency".into(), json!(values.schedule));
@@ -122,6 +125,28 @@ pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String
         patch.insert("requestBody".into(), json!(body));
     }
     (values, Ok(Value::Object(patch)))
+}
+
+/// The latency threshold fields, when the form has them: a blank threshold switches the alert
+/// off (`null`), a blank `slowAfter` restores its default (`null`).
+fn latency_fields(pairs: &[(String, String)], values: &EditValues, patch: &mut Map<String, Value>) {
+    let sent = |name: &str| pairs.iter().any(|(k, _)| k == name);
+    let value = |v: &str| {
+        if v.is_empty() {
+            Value::Null
+        } else {
+            number_or_text(v)
+        }
+    };
+    if sent("max_response_time_ms") {
+        patch.insert(
+            "maxResponseTimeMs".into(),
+            value(&values.max_response_time_ms),
+        );
+    }
+    if sent("slow_after") {
+        patch.insert("slowAfter".into(), value(&values.slow_after));
+    }
 }
 
 /// `PATTERN=KEY` lines as the `identityKeys` object, split at the last `=` (so identity segments
@@ -259,6 +284,30 @@ mod tests {
                 "requestBody": "{\"q\":1}"
             }))
         );
+    }
+
+    #[test]
+    fn latency_fields_blank_switch_off_and_absent_stay_out() {
+        let (_, patch) = patch_of(&pairs(&[
+            ("max_response_time_ms", "800"),
+            ("slow_after", "4"),
+        ]));
+        let patch = patch.unwrap_or_default();
+        assert_eq!(
+            (&patch["maxResponseTimeMs"], &patch["slowAfter"]),
+            (&json!(800), &json!(4))
+        );
+        let (_, patch) = patch_of(&pairs(&[("max_response_time_ms", ""), ("slow_after", " ")]));
+        let patch = patch.unwrap_or_default();
+        assert_eq!(
+            (&patch["maxResponseTimeMs"], &patch["slowAfter"]),
+            (&Value::Null, &Value::Null)
+        );
+        let (_, patch) = patch_of(&pairs(&[("max_response_time_ms", "fast")]));
+        assert_eq!(patch.unwrap_or_default()["maxResponseTimeMs"], "fast");
+        let (_, patch) = patch_of(&pairs(&[("name", "x")]));
+        let patch = patch.unwrap_or_default();
+        assert!(patch.get("maxResponseTimeMs").is_none() && patch.get("slowAfter").is_none());
     }
 
     #[test]

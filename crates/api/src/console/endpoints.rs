@@ -74,11 +74,13 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         .iter()
         .map(|e| apidrift_app::redact::query_values(&e.settings.url))
         .collect();
+    let series = response_series(&state, &s.actor(), &found.items).await?;
     let rows = found
         .items
         .iter()
         .zip(&urls)
-        .map(|(e, url)| views::endpoints::EndpointRow {
+        .zip(series)
+        .map(|((e, url), recent)| views::endpoints::EndpointRow {
             id: e.id,
             name: &e.settings.name,
             health: e.health,
@@ -89,6 +91,8 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             response_time: e.response_time,
             breaking_count: e.breaking_count,
             warning_count: e.warning_count,
+            uptime: e.uptime,
+            recent,
         })
         .collect();
     let next = offset + u64::from(PAGE_SIZE);
@@ -107,4 +111,29 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         StatusCode::OK,
         views::endpoints::render(&chrome(&s, "endpoints"), &view),
     ))
+}
+
+/// The last response times of each endpoint of the page, in the page's order (one read for the
+/// whole page), for the sparklines.
+async fn response_series(
+    state: &AppState,
+    actor: &apidrift_app::Actor,
+    endpoints: &[apidrift_app::read::StoredEndpoint],
+) -> Result<Vec<Vec<Option<u32>>>, ApiError> {
+    let ids: Vec<uuid::Uuid> = endpoints.iter().map(|e| e.id).collect();
+    let found = state
+        .service
+        .response_series(actor, &ids, views::uptime::SPARK_POINTS)
+        .await
+        .map_err(ApiError::from)?;
+    Ok(endpoints
+        .iter()
+        .map(|e| {
+            found
+                .iter()
+                .find(|(id, _)| *id == e.id)
+                .map(|(_, points)| points.iter().map(|p| p.response_time).collect())
+                .unwrap_or_default()
+        })
+        .collect())
 }

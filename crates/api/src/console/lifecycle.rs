@@ -83,6 +83,11 @@ fn values_of(e: &StoredEndpoint) -> EditValues {
             .join("\n"),
         follow_redirects: e.follow_redirects,
         retries: e.retries.to_string(),
+        max_response_time_ms: e
+            .max_response_time_ms
+            .map(|ms| ms.to_string())
+            .unwrap_or_default(),
+        slow_after: e.slow_after.to_string(),
     }
 }
 

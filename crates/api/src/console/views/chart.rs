@@ -106,7 +106,8 @@ pub fn history(checks: &[CheckPoint<'_>]) -> Markup {
                     aria-label={ "Response time of the last " (n) " check(s), slowest " (max) " ms" } {
                     line class="axis" x1=(PAD) y1=(HEIGHT - PAD) x2=(WIDTH - PAD) y2=(HEIGHT - PAD) stroke="#888" {}
                     text x="2" y=(PAD - 8) font-size="11" { (max) " ms" }
-                    text x="2" y=(HEIGHT - 6) font-size="11" { "0 ms" }
+                    text x="2" y=(HEIGHT - PAD + 4) font-size="11" { "0 ms" }
+                    (time_axis(&points))
                     @if line.len() > 1 {
                         polyline points=(line.join(" ")) fill="none" stroke="#14213d" stroke-width="2" {}
                     }
@@ -123,7 +124,7 @@ pub fn history(checks: &[CheckPoint<'_>]) -> Markup {
                         }
                     }
                 }
-                figcaption { "Response time per check, oldest left. A hollow red point: the fetch failed." }
+                figcaption { "Response time per check, oldest left; times in UTC. A hollow red point: the fetch failed." }
             }
             figure {
                 svg id="status-timeline" class="chart" role="img" width=(WIDTH) height=(BAR_HEIGHT + 8)
@@ -140,6 +141,40 @@ pub fn history(checks: &[CheckPoint<'_>]) -> Markup {
             }
         }
     }
+}
+
+/// The time labels under the response chart: up to four checks (the oldest, the newest and two
+/// between), each at its point's x, as `MM-DD HH:MM` in UTC.
+fn time_axis(points: &[CheckPoint<'_>]) -> Markup {
+    let n = points.len();
+    let last = n.saturating_sub(1);
+    let mut ticks: Vec<usize> = vec![0, last / 3, 2 * last / 3, last];
+    ticks.dedup();
+    html! {
+        g class="time-axis" font-size="10" fill="#444" {
+            @for i in ticks {
+                @if let Some(p) = points.get(i) {
+                    line x1=(x_of(i, n)) y1=(HEIGHT - PAD) x2=(x_of(i, n)) y2=(HEIGHT - PAD + 4) stroke="#888" {}
+                    text x=(x_of(i, n)) y=(HEIGHT - 4)
+                        text-anchor=(if n > 1 && i == 0 { "start" } else if n > 1 && i == last { "end" } else { "middle" }) {
+                        (utc_label(p.at))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `MM-DD HH:MM`, in UTC.
+fn utc_label(at: OffsetDateTime) -> String {
+    let t = at.to_offset(time::UtcOffset::UTC);
+    format!(
+        "{:02}-{:02} {:02}:{:02}",
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute()
+    )
 }
 
 fn fill(outcome: &str) -> &'static str {
@@ -220,6 +255,36 @@ mod tests {
     }
 
     #[test]
+    fn the_time_axis_labels_checks_in_utc() {
+        // 1_800_000_000 s is 2027-01-15 08:00:00 UTC.
+        let checks: Vec<CheckPoint<'static>> = (0..7)
+            .map(|i| point(i * 600, Some(10), Some(200), 0, 0))
+            .collect();
+        let html = history(&checks).into_string();
+        let labels: Vec<&str> = html
+            .match_indices("text-anchor=")
+            .filter_map(|(i, _)| html[i..].split('>').nth(1))
+            .filter_map(|t| t.split('<').next())
+            .collect();
+        assert_eq!(
+            labels,
+            vec!["01-15 08:00", "01-15 08:20", "01-15 08:40", "01-15 09:00"],
+            "{html}"
+        );
+        assert!(
+            html.contains("x=\"24\" y=\"156\" text-anchor=\"start\""),
+            "{html}"
+        );
+        assert!(
+            html.contains("x=\"576\" y=\"156\" text-anchor=\"end\""),
+            "{html}"
+        );
+        assert!(html.contains("times in UTC"));
+        let one = history(&[point(0, Some(1), Some(200), 0, 0)]).into_string();
+        assert_eq!(one.matches("text-anchor=\"middle\"").count(), 1);
+    }
+
+    #[test]
     fn extreme_values_stay_inside_the_chart() {
         let html = history(&[
             point(0, Some(u32::MAX), Some(599), u32::MAX, u32::MAX),
@@ -256,6 +321,8 @@ mod tests {
             "</figcaption",
             "<polyline",
             "</polyline",
+            "<g",
+            "</g",
             "<p",
             "</p",
         ];

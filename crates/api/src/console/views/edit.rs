@@ -33,6 +33,9 @@ pub struct EditValues {
     pub severity_overrides: String,
     pub follow_redirects: bool,
     pub retries: String,
+    /// The latency threshold in milliseconds (empty: no latency alert).
+    pub max_response_time_ms: String,
+    pub slow_after: String,
 }
 
 /// The edit page.
@@ -94,6 +97,7 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
                 input id="timeout_ms" name="timeout_ms" type="number" value=(f.timeout_ms);
                 label for="retries" { "Retries before a failed fetch counts" }
                 input id="retries" name="retries" type="number" min="0" value=(f.retries);
+                (latency_inputs(f))
                 label for="schedule" { "Schedule" }
                 select id="schedule" name="schedule" {
                     option value="" selected[f.schedule.is_empty()] { "none (manual checks only)" }
@@ -164,6 +168,16 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
             }
         },
     )
+}
+
+/// The latency threshold inputs (`maxResponseTimeMs`, `slowAfter`).
+fn latency_inputs(f: &EditValues) -> Markup {
+    html! {
+        label for="max_response_time_ms" { "Slow above (milliseconds; blank: no latency alert)" }
+        input id="max_response_time_ms" name="max_response_time_ms" type="number" min="1" max="600000" value=(f.max_response_time_ms);
+        label for="slow_after" { "Alert after this many slow checks in a row (1 to 20)" }
+        input id="slow_after" name="slow_after" type="number" min="1" max="20" value=(f.slow_after);
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! page naming them.
 
 use super::layout::{Chrome, badge, millis, page, time};
+use super::uptime::{sparkline, uptime_cell};
 use crate::console::html::url_param;
 use apidrift_model::Health;
 use maud::{Markup, html};
@@ -44,6 +45,10 @@ pub struct EndpointRow<'a> {
     pub response_time: Option<u32>,
     pub breaking_count: u32,
     pub warning_count: u32,
+    /// The uptime windows (D26).
+    pub uptime: Option<apidrift_model::Uptime>,
+    /// The last response times, oldest first (`None`: no response), for the sparkline.
+    pub recent: Vec<Option<u32>>,
 }
 
 const HEALTHS: [Health; 5] = [
@@ -89,6 +94,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                     th scope="col" { "Method and URL" }
                     th scope="col" { "Environment" }
                     th scope="col" { "Last checked" }
+                    th scope="col" { "Uptime (24 h)" }
                     th scope="col" { "Response time" }
                     th scope="col" { "Breaking / warnings" }
                 } }
@@ -106,7 +112,8 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                             td { code { (e.method) " " (e.url) } }
                             td { (e.environment) }
                             td { (time(e.last_checked_at)) }
-                            td { (millis(e.response_time)) }
+                            td { (uptime_cell(e.uptime.as_ref())) }
+                            td { (millis(e.response_time)) (sparkline(&e.recent)) }
                             td { (e.breaking_count) " / " (e.warning_count) }
                         }
                     }
@@ -146,6 +153,8 @@ mod tests {
             response_time: Some(40),
             breaking_count: 1,
             warning_count: 2,
+            uptime: None,
+            recent: Vec::new(),
         }
     }
 
@@ -210,8 +219,27 @@ mod tests {
             "<td><a href=\"/console/endpoints/00000000-0000-0000-0000-000000000000\">a</a></td>\
              <td><span class=\"badge unknown\">unknown</span></td>\
              <td><code>GET https://a.example/</code></td><td>production</td><td>—</td>\
+             <td><span class=\"uptime\" title=\"24 h — · 7 days — · 30 days —\" \
+             aria-label=\"Uptime 24 h — · 7 days — · 30 days —\">—</span></td>\
              <td>40 ms</td><td>1 / 2</td>"
         ));
+        // With history: the day's uptime (the others on hover) and a sparkline after the time.
+        let mut r = row("a", "https://a.example/");
+        r.uptime = Some(apidrift_model::Uptime {
+            day: Some(0.995),
+            week: Some(0.98),
+            month: None,
+        });
+        r.recent = vec![Some(10), Some(40)];
+        let html = render(&chrome(), &list(vec![r])).into_string();
+        assert!(
+            html.contains("title=\"24 h 99.5% · 7 days 98.0% · 30 days —\""),
+            "{html}"
+        );
+        assert!(
+            html.contains(">99.5%</span></td><td>40 ms<svg class=\"spark\""),
+            "{html}"
+        );
         assert!(html.contains(
             "<a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=0\">Previous page</a> \
              <a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=50\">Next page</a>"

@@ -20,6 +20,7 @@ pub mod layout;
 pub mod login;
 pub mod probe;
 pub mod tokens;
+pub mod uptime;
 pub mod webhooks;
 
 pub use layout::Chrome;

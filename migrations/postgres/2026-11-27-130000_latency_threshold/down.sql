@@ -1,0 +1,3 @@
+ALTER TABLE alert_state DROP COLUMN slow_webhook_ids;
+ALTER TABLE alert_state DROP COLUMN slow_streak;
+ALTER TABLE endpoints DROP COLUMN latency;
