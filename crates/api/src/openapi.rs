@@ -2,8 +2,9 @@
 //! utoipa-actix-web from the handlers and the model's types, so it cannot drift from the code.
 //! [`finish`] adds what the annotations cannot say: the scope of each operation
 //! (`x-apidrift-scope`, beside the bearer security requirement) and `x-apidrift-extension: true`
-//! on everything beyond the spec (the `/v1` routes that are not in the spec's tables, the health
-//! routes, and the create fields `ignorePaths`, `headers` and `followRedirects`).
+//! on everything beyond the spec (the `/v1` routes that are not in the spec's tables, their
+//! `/api/v1` twins, the health routes, and the create fields `ignorePaths`, `headers` and
+//! `followRedirects`).
 
 use serde_json::{Value, json};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -80,6 +81,12 @@ const EXTENSION_PATHS: &[&str] = &[
     "/api/v1/endpoints/{id}/checks",
     "/v1/webhooks/{id}/deliveries",
     "/v1/webhooks/{id}/test",
+    "/api/v1/endpoints/{id}/baseline",
+    "/api/v1/endpoints/{id}/diffs",
+    "/api/v1/webhooks",
+    "/api/v1/webhooks/{id}",
+    "/api/v1/webhooks/{id}/deliveries",
+    "/api/v1/webhooks/{id}/test",
 ];
 
 /// Create fields beyond the spec's EndpointCreate table.

@@ -188,7 +188,7 @@ async fn invalid_input_is_400_naming_the_field() -> TestResult {
         (
             StatusCode::BAD_REQUEST,
             "no baseline has been captured for this endpoint yet; capture one first with \
-             POST /v1/endpoints/{id}/baseline (or apidrift baseline capture)"
+             POST /api/v1/endpoints/{id}/baseline (or apidrift baseline capture)"
                 .to_owned()
         )
     );

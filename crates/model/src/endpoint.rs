@@ -90,6 +90,15 @@ pub struct Endpoint {
     /// answers (`GET` of one endpoint or a list), `None` on the others.
     #[serde(default)]
     pub uptime: Option<Uptime>,
+    /// The recurring check the endpoint asked for: `{"frequency": …}`, `{"intervalSeconds": n}`,
+    /// or `null` when it runs only on demand. Always present.
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+    /// When the next scheduled check is due; `null` when the endpoint has no schedule, is paused,
+    /// or its schedule was set moments ago and the scheduler has not taken it up yet (within one
+    /// poll interval). Always present.
+    #[serde(default, with = "timestamp::option")]
+    pub next_run_at: Option<OffsetDateTime>,
 }
 
 /// The share of an endpoint's checks in a window whose fetch succeeded (a response arrived

@@ -141,7 +141,7 @@ pub enum MonitorError {
     NotFound,
     /// A check needs an active baseline (400).
     #[error(
-        "no baseline has been captured for this endpoint yet; capture one first with POST /v1/endpoints/{{id}}/baseline (or apidrift baseline capture)"
+        "no baseline has been captured for this endpoint yet; capture one first with POST /api/v1/endpoints/{{id}}/baseline (or apidrift baseline capture)"
     )]
     NoBaseline,
     /// The workspace used its monthly check quota (400).

@@ -344,6 +344,8 @@ impl EndpointRow {
             paused: self.paused,
             version: self.version,
             uptime: None,
+            // Read from the schedules table by the endpoint reads (`with_next_runs`).
+            next_run_at: None,
         })
     }
 }

@@ -2,7 +2,7 @@
 //! (month keys, D7 health from counts, diff counts from changes, text lists).
 
 use apidrift_model::{
-    AuthType, DiffChange, Endpoint, EndpointSettings, Health, Plan, Role, Scope, Severity,
+    AuthType, DiffChange, Endpoint, EndpointSettings, Health, Plan, Role, Schedule, Scope, Severity,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -308,12 +308,20 @@ pub struct StoredEndpoint {
     /// Not a column: the adapters read `None`; the read use cases fill it from the checks
     /// history ([`crate::LifecycleStore::uptime_counts`], [`crate::rules::uptime`]).
     pub uptime: Option<apidrift_model::Uptime>,
+    /// When the next scheduled check is due (the schedule row's next run), read with the
+    /// endpoint by [`crate::Store::get_endpoint`], [`crate::Store::list_endpoints`] (one batched
+    /// read per page) and the result of [`crate::LifecycleStore::update_endpoint`]; `None` when
+    /// the endpoint has no schedule, is paused, or the scheduler has not created its schedule
+    /// row yet ([`crate::rules::visible_next_run`]), and always `None` on the rows a create
+    /// returns (the scheduler creates their schedule rows afterwards).
+    pub next_run_at: Option<OffsetDateTime>,
 }
 
 impl StoredEndpoint {
     /// The wire form (no credential, no headers, no contract body). The answer shows the
-    /// settings the API documents for an endpoint; `contentType`, `schedule`, `ignorePaths` and
-    /// `followRedirects` are read in the console's edit form, not in the answer.
+    /// settings the API documents for an endpoint, `schedule` and `nextRunAt` included;
+    /// `contentType`, `ignorePaths` and `followRedirects` are read in the console's edit form,
+    /// not in the answer.
     pub fn to_model(&self) -> Endpoint {
         let s = &self.settings;
         Endpoint {
@@ -343,6 +351,8 @@ impl StoredEndpoint {
             max_response_time_ms: s.max_response_time_ms,
             slow_after: s.slow_after,
             uptime: self.uptime,
+            schedule: s.schedule.map(Schedule::from),
+            next_run_at: self.next_run_at,
         }
     }
 }

@@ -790,6 +790,210 @@ fn endpoint_cli_commands(backend: Backend) -> TestResult {
     Ok(())
 }
 
+both_backends!(endpoint_add_cli);
+
+const CANARY_ADD: &str = "canary-endpoint-add-token-7f3a";
+
+/// `apidrift endpoint add` with a schedule, a header and a bearer credential from an environment
+/// variable: the served API shows the schedule and, once the scheduler took it up, `nextRunAt`;
+/// the check sends the credential and the header; the secret never appears in the CLI's output;
+/// an invalid value exits 2 with the API's reason; pausing hides the next run.
+fn endpoint_add_cli(backend: Backend) -> TestResult {
+    let Some(env) = Env::new(backend, ENV)? else {
+        return Ok(());
+    };
+    let ws = workspace(&env, "w")?;
+    let member = token(&env, &ws, "member")?;
+    let up = Upstream::start(BODY)?;
+    let url = up.url("/added");
+    let add =
+        |args: &[&str], secret: Option<&str>| -> Result<std::process::Output, Box<dyn Error>> {
+            let mut all = vec!["endpoint", "add"];
+            all.extend_from_slice(args);
+            let mut cmd = env.command(&all);
+            if let Some(s) = secret {
+                cmd.env("USERS_API_TOKEN", s);
+            }
+            Ok(cmd.output()?)
+        };
+    let out = add(
+        &[
+            "--name",
+            "added",
+            "--url",
+            &url,
+            "--schedule",
+            "hourly",
+            "--header",
+            "X-Trace: cli-added",
+            "--auth",
+            "bearer",
+            "--auth-secret-env",
+            "USERS_API_TOKEN",
+            "--tag",
+            "core",
+            "--tag",
+            "cli",
+            "--timeout-ms",
+            "4000",
+            "--json",
+        ],
+        Some(CANARY_ADD),
+    )?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.contains(CANARY_ADD) && !stderr.contains(CANARY_ADD));
+    let created: Value = serde_json::from_str(&stdout)?;
+    let e = &created["endpoint"];
+    let id = e["id"].as_str().ok_or("no id")?.to_owned();
+    assert_eq!(
+        (
+            &e["name"],
+            &e["authType"],
+            &e["schedule"],
+            &e["tags"],
+            &e["timeoutMs"]
+        ),
+        (
+            &json!("added"),
+            &json!("bearer"),
+            &json!({"frequency": "HOURLY"}),
+            &json!(["core", "cli"]),
+            &json!(4000)
+        )
+    );
+    assert_eq!(e["nextRunAt"], Value::Null, "not scheduled yet: {e}");
+
+    // The default output: the id and the name.
+    let out = add(&["--name", "plain", "--url", &up.url("/plain")], None)?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (plain_id, name) = line.trim_end().split_once('\t').ok_or("not ID<TAB>NAME")?;
+    assert_eq!(name, "plain");
+
+    let server = env.serve(&[])?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let shown = loop {
+        let shown = endpoint(&server, &member, &id)?;
+        if shown["nextRunAt"].is_string() {
+            break shown;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("nextRunAt never set: {shown}").into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(shown["schedule"], json!({"frequency": "HOURLY"}));
+    assert!(
+        apidrift_model::timestamp::parse(shown["nextRunAt"].as_str().unwrap_or_default()).is_ok(),
+        "{shown}"
+    );
+    let plain = endpoint(&server, &member, plain_id)?;
+    assert_eq!(
+        (&plain["schedule"], &plain["nextRunAt"]),
+        (&Value::Null, &Value::Null)
+    );
+    let (status, list, text) = call(&server, "GET", "/api/v1/endpoints", &member, None)?;
+    assert_eq!(status, 200, "{text}");
+    let listed = list["endpoints"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["id"] == json!(id)))
+        .ok_or("not listed")?;
+    assert!(listed["nextRunAt"].is_string(), "{listed}");
+    // The scheduled run (its first captures the baseline) sent the credential and the header.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !up.seen().iter().any(|r| r.contains("/added")) {
+        if Instant::now() > deadline {
+            return Err("the scheduled run never fetched the endpoint".into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let request = up
+        .seen()
+        .into_iter()
+        .find(|r| r.contains("/added"))
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    assert!(
+        request.contains(&format!("authorization: bearer {CANARY_ADD}")),
+        "{request}"
+    );
+    assert!(request.contains("x-trace: cli-added"), "{request}");
+
+    // Paused: no next run.
+    env.cli(&["endpoint", "pause", &id])?;
+    let paused = endpoint(&server, &member, &id)?;
+    assert_eq!(
+        (&paused["paused"], &paused["nextRunAt"]),
+        (&json!(true), &Value::Null)
+    );
+
+    // An invalid value: exit 2 with the reason the API gives for the same entry; nothing created.
+    let bad =
+        json!({"name": "bad", "url": "ftp://example.com/x", "schedule": {"frequency": "hourly"}});
+    let (status, api, text) = call(&server, "POST", "/api/v1/endpoints", &member, Some(&bad))?;
+    assert_eq!(status, 200, "{text}");
+    let reason = api["skipped"][0]["reason"]
+        .as_str()
+        .ok_or("no reason")?
+        .to_owned();
+    let out = add(
+        &[
+            "--name",
+            "bad",
+            "--url",
+            "ftp://example.com/x",
+            "--schedule",
+            "hourly",
+        ],
+        None,
+    )?;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("apidrift: {reason}")),
+        "{stderr} / {reason}"
+    );
+    let out = add(
+        &["--name", "bad", "--url", &url, "--interval-seconds", "10"],
+        None,
+    )?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schedule.intervalSeconds"));
+    // A missing variable is named, and nothing is created.
+    let out = add(
+        &[
+            "--name",
+            "nokey",
+            "--url",
+            &url,
+            "--auth",
+            "bearer",
+            "--auth-secret-env",
+            "USERS_API_TOKEN",
+        ],
+        None,
+    )?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("USERS_API_TOKEN is not set"));
+    assert_eq!(
+        env.cli(&["endpoint", "list", "--workspace", &ws])?["pagination"]["total"],
+        2
+    );
+    // The credential is never printed by the reads either.
+    let out = env.run(&["endpoint", "show", &id])?;
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(CANARY_ADD));
+    assert!(!server.output().contains(CANARY_ADD));
+    Ok(())
+}
+
 both_backends!(concurrent_patches_keep_both_fields, if_match_and_etag);
 
 /// One PATCH (or DELETE) with an optional `If-Match`: the status, the body, the `ETag`.

@@ -1,5 +1,5 @@
 //! The check pipeline's routes (issue 6, `apidrift-monitor`): `POST /api/v1/endpoints/{id}/check`,
-//! `POST /v1/endpoints/{id}/check` and `POST /v1/endpoints/{id}/baseline` (D8, D13).
+//! `POST /api/v1/endpoints/{id}/baseline` and their `/v1` twins (D8, D13, D25).
 //!
 //! Each calls the service (`Service::run_check`, `Service::capture_baseline`), whose one monitor
 //! serialises concurrent checks of one endpoint. A fetch that fails is never a 5xx: a check
@@ -18,7 +18,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Check routes under `/api/v1`.
 pub fn configure_api_v1(config: &mut ServiceConfig) {
-    config.service(run_check);
+    config.service(run_check).service(capture_baseline);
 }
 
 /// Check and baseline routes under `/v1`.
@@ -90,8 +90,57 @@ pub async fn run_check_v1(
     check(auth, id, state).await
 }
 
-/// Capture a baseline (D13): uses no quota, whatever the number of samples; shares the check
+async fn capture(
+    auth: Authed<act::CaptureBaselines>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let samples = samples_of(read_optional_json_body(&req, body).await?.as_ref())?;
+    let captured = state
+        .service
+        .capture_baseline_sampled(&auth.actor, id, samples)
+        .await?;
+    Ok(HttpResponse::Created().json(captured))
+}
+
+/// Capture a baseline: uses no quota, whatever the number of samples; shares the check
 /// rate-limit class. With `{"samples": N}` (1 to 5, default 1) the endpoint is fetched N times
+/// about a second apart and the leaf paths whose values differ are learned as `volatilePaths`
+/// (ignored by full-mode checks until the next capture). The body is optional.
+#[utoipa::path(
+    post,
+    path = "/endpoints/{id}/baseline",
+    tag = "checks",
+    operation_id = "captureBaseline",
+    params(("id" = Uuid, Path, description = "Endpoint id")),
+    request_body(content = Option<crate::docs::CaptureRequestDoc>, content_type = "application/json", description = "Optional"),
+    security(("bearer" = ["baselines:write"])),
+    responses(
+        (status = 201, description = "The baseline was captured", body = BaselineCaptured),
+        (status = 400, description = "The fetch failed (the cause is named), samples is not 1 to 5, or the samples differ in status or shape (the sample and the path are named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks baselines:write, or the role cannot capture baselines", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured", body = ErrorBody),
+    )
+)]
+#[post("/endpoints/{id}/baseline")]
+pub async fn capture_baseline(
+    auth: Authed<act::CaptureBaselines>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    capture(auth, id, req, body, state).await
+}
+
+/// Capture a baseline (D13 alias of `POST /api/v1/endpoints/{id}/baseline`): uses no quota,
+/// whatever the number of samples; shares the check rate-limit class. With `{"samples": N}` (1 to 5, default 1) the endpoint is fetched N times
 /// about a second apart and the leaf paths whose values differ are learned as `volatilePaths`
 /// (ignored by full-mode checks until the next capture). The body is optional.
 #[utoipa::path(
@@ -120,13 +169,7 @@ pub async fn capture_baseline_v1(
     body: web::Payload,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = parse_id(&id)?;
-    let samples = samples_of(read_optional_json_body(&req, body).await?.as_ref())?;
-    let captured = state
-        .service
-        .capture_baseline_sampled(&auth.actor, id, samples)
-        .await?;
-    Ok(HttpResponse::Created().json(captured))
+    capture(auth, id, req, body, state).await
 }
 
 /// `samples` of a capture body: absent (or no body) is 1.

@@ -1,5 +1,5 @@
-//! `GET /api/v1/diffs`, `GET /api/v1/diffs/{id}` and the D13 alias
-//! `GET /v1/endpoints/{id}/diffs`.
+//! `GET /api/v1/diffs`, `GET /api/v1/diffs/{id}`, and `GET /api/v1/endpoints/{id}/diffs` with
+//! its D13 twin `GET /v1/endpoints/{id}/diffs`.
 
 use crate::auth::Authed;
 use crate::docs::{EndpointDiffsQuery, ListDiffsQuery};
@@ -67,8 +67,51 @@ pub async fn get_diff(
     Ok(HttpResponse::Ok().json(DiffEnvelope { diff }))
 }
 
-/// The diffs of one endpoint: `GET /api/v1/diffs?endpointId={id}` (D13), 404 when the endpoint
+async fn endpoint_diffs(
+    auth: Authed<act::ReadEndpoints>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let params = Params::parse(req.query_string())?;
+    let page = params.page()?;
+    let mut filter = params.diff_filter(false)?;
+    let id = parse_id(&id)?;
+    state.service.get_endpoint(&auth.actor, id).await?;
+    filter.endpoint_id = Some(id);
+    list(&state, &auth.actor, &filter, page).await
+}
+
+/// The diffs of one endpoint: `GET /api/v1/diffs?endpointId={id}`, but 404 when the endpoint
 /// is not in the workspace.
+#[utoipa::path(
+    get,
+    path = "/endpoints/{id}/diffs",
+    tag = "diffs",
+    operation_id = "listEndpointDiffs",
+    params(("id" = Uuid, Path, description = "Endpoint id"), EndpointDiffsQuery),
+    security(("bearer" = ["endpoints:read"])),
+    responses(
+        (status = 200, description = "A page of the endpoint's diffs", body = DiffList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:read", body = ErrorBody),
+        (status = 404, description = "No such endpoint in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/endpoints/{id}/diffs")]
+pub async fn list_endpoint_diffs(
+    auth: Authed<act::ReadEndpoints>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    endpoint_diffs(auth, id, req, state).await
+}
+
+/// The diffs of one endpoint (D13 alias of `GET /api/v1/endpoints/{id}/diffs`): 404 when the
+/// endpoint is not in the workspace.
 #[utoipa::path(
     get,
     path = "/endpoints/{id}/diffs",
@@ -92,13 +135,7 @@ pub async fn list_endpoint_diffs_v1(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let params = Params::parse(req.query_string())?;
-    let page = params.page()?;
-    let mut filter = params.diff_filter(false)?;
-    let id = parse_id(&id)?;
-    state.service.get_endpoint(&auth.actor, id).await?;
-    filter.endpoint_id = Some(id);
-    list(&state, &auth.actor, &filter, page).await
+    endpoint_diffs(auth, id, req, state).await
 }
 
 async fn list(

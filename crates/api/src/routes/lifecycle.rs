@@ -1,6 +1,6 @@
 //! Endpoint lifecycle and history (D19): `PATCH` and `DELETE /api/v1/endpoints/{id}`,
-//! `GET /api/v1/endpoints/{id}/checks`, `GET /v1/webhooks/{id}/deliveries` and
-//! `POST /v1/webhooks/{id}/test`. Thin callers of `apidrift_app::Service` (module
+//! `GET /api/v1/endpoints/{id}/checks`, `GET /api/v1/webhooks/{id}/deliveries` and
+//! `POST /api/v1/webhooks/{id}/test` (the last two with their `/v1` twins). Thin callers of `apidrift_app::Service` (module
 //! `service::lifecycle`): the handlers authenticate, parse the id and the page, and translate.
 
 use crate::auth::Authed;
@@ -20,12 +20,14 @@ pub fn configure_api_v1(config: &mut ServiceConfig) {
     config
         .service(update_endpoint)
         .service(delete_endpoint)
-        .service(list_checks);
+        .service(list_checks)
+        .service(list_deliveries)
+        .service(test_webhook);
 }
 
 /// Routes under `/v1`.
 pub fn configure_v1(config: &mut ServiceConfig) {
-    config.service(list_deliveries).service(test_webhook);
+    config.service(list_deliveries_v1).service(test_webhook_v1);
 }
 
 /// `{ "endpoint": Endpoint }`.
@@ -170,11 +172,30 @@ pub async fn list_checks(
     }))
 }
 
+async fn deliveries(
+    auth: Authed<act::ListWebhooks>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&id)?;
+    let page = Params::parse(req.query_string())?.page()?;
+    let found = state.service.list_deliveries(&auth.actor, id, page).await?;
+    Ok(HttpResponse::Ok().json(DeliveryList {
+        deliveries: found.items,
+        pagination: Pagination {
+            limit: page.limit,
+            offset: page.offset,
+            total: found.total,
+        },
+    }))
+}
+
 /// A webhook's deliveries, newest first, with their last attempt.
 #[utoipa::path(
     get,
     path = "/webhooks/{id}/deliveries",
-    tag = "second surface",
+    tag = "webhooks",
     operation_id = "listWebhookDeliveries",
     params(("id" = Uuid, Path, description = "Webhook id"), PageQuery),
     security(("bearer" = ["endpoints:write"])),
@@ -194,24 +215,52 @@ pub async fn list_deliveries(
     req: HttpRequest,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    deliveries(auth, id, req, state).await
+}
+
+/// A webhook's deliveries, newest first, with their last attempt (D13 alias of
+/// `GET /api/v1/webhooks/{id}/deliveries`).
+#[utoipa::path(
+    get,
+    path = "/webhooks/{id}/deliveries",
+    tag = "second surface",
+    operation_id = "listWebhookDeliveriesV1",
+    params(("id" = Uuid, Path, description = "Webhook id"), PageQuery),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 200, description = "A page of deliveries, newest first", body = DeliveryList),
+        (status = 400, description = "A malformed query parameter (named)", body = ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
+        (status = 404, description = "No such webhook in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+    )
+)]
+#[get("/webhooks/{id}/deliveries")]
+pub async fn list_deliveries_v1(
+    auth: Authed<act::ListWebhooks>,
+    id: web::Path<String>,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    deliveries(auth, id, req, state).await
+}
+
+async fn test(
+    auth: Authed<act::ManageWebhooks>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&id)?;
-    let page = Params::parse(req.query_string())?.page()?;
-    let found = state.service.list_deliveries(&auth.actor, id, page).await?;
-    Ok(HttpResponse::Ok().json(DeliveryList {
-        deliveries: found.items,
-        pagination: Pagination {
-            limit: page.limit,
-            offset: page.offset,
-            total: found.total,
-        },
-    }))
+    let result = state.service.test_webhook(&auth.actor, id).await?;
+    Ok(HttpResponse::Ok().json(result))
 }
 
 /// Send one signed `ping` event to a webhook now.
 #[utoipa::path(
     post,
     path = "/webhooks/{id}/test",
-    tag = "second surface",
+    tag = "webhooks",
     operation_id = "testWebhook",
     params(("id" = Uuid, Path, description = "Webhook id")),
     security(("bearer" = ["endpoints:write"])),
@@ -230,7 +279,31 @@ pub async fn test_webhook(
     id: web::Path<String>,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = parse_id(&id)?;
-    let result = state.service.test_webhook(&auth.actor, id).await?;
-    Ok(HttpResponse::Ok().json(result))
+    test(auth, id, state).await
+}
+/// Send one signed `ping` event to a webhook now (D13 alias of
+/// `POST /api/v1/webhooks/{id}/test`).
+#[utoipa::path(
+    post,
+    path = "/webhooks/{id}/test",
+    tag = "second surface",
+    operation_id = "testWebhookV1",
+    params(("id" = Uuid, Path, description = "Webhook id")),
+    security(("bearer" = ["endpoints:write"])),
+    responses(
+        (status = 200, description = "What the receiver answered (delivered is false when it did not answer 2xx)", body = WebhookTestResult),
+        (status = 401, description = "Missing or invalid token", body = ErrorBody),
+        (status = 403, description = "Token lacks endpoints:write, or the role is below admin", body = ErrorBody),
+        (status = 404, description = "No such webhook in this workspace", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded (Retry-After)", body = ErrorBody),
+        (status = 503, description = "ENDPOINT_SECRET_KEY is not configured", body = ErrorBody),
+    )
+)]
+#[post("/webhooks/{id}/test")]
+pub async fn test_webhook_v1(
+    auth: Authed<act::ManageWebhooks>,
+    id: web::Path<String>,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    test(auth, id, state).await
 }

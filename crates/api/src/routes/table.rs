@@ -15,12 +15,14 @@ pub fn configure(config: &mut ServiceConfig) {
                 .service(endpoints::list_endpoints)
                 .service(endpoints::create_endpoints)
                 .service(endpoints::get_endpoint)
+                .service(diffs::list_endpoint_diffs)
                 .service(diffs::list_diffs)
                 .service(diffs::get_diff)
                 .service(accept::accept_diff)
                 .configure(checks::configure_api_v1)
                 .configure(lifecycle::configure_api_v1)
-                .configure(workspace::configure_api_v1),
+                .configure(workspace::configure_api_v1)
+                .configure(webhooks::configure_api_v1),
         )
         .service(
             utoipa_actix_web::scope("/v1")
