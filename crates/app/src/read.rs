@@ -4,5 +4,6 @@
 //! through the [`Service`](crate::Service). The store itself (its trait) is never handed out.
 
 pub use apidrift_store::{
-    DiffFilter, EndpointFilter, Page, PageRequest, StoredEndpoint, StoredSession, WebhookKind,
+    DiffFilter, EndpointFilter, FailingEndpoint, NextRun, Page, PageRequest, StoredEndpoint,
+    StoredSession, WebhookKind, WorkspaceOverview,
 };

@@ -89,6 +89,9 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             response_time: e.response_time,
             breaking_count: e.breaking_count,
             warning_count: e.warning_count,
+            schedule: e.settings.schedule,
+            next_run_at: None,
+            paused: e.paused,
         })
         .collect();
     let next = offset + u64::from(PAGE_SIZE);
@@ -102,6 +105,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         next: (next < found.total).then_some(next),
         flash: query.get("done").map(String::as_str),
         can_delete: s.can(Action::DeleteEndpoints),
+        can_add: s.can(Action::CreateEndpoints),
     };
     Ok(html(
         StatusCode::OK,

@@ -2,8 +2,9 @@
 //! admins and owners a checkbox per row and **Delete selected…**, which opens the confirmation
 //! page naming them.
 
-use super::layout::{Chrome, badge, millis, page, time};
+use super::layout::{Chrome, badge, millis, page, schedule, time};
 use crate::console::html::url_param;
+use apidrift_model::Cadence;
 use apidrift_model::Health;
 use maud::{Markup, html};
 use time::OffsetDateTime;
@@ -28,6 +29,8 @@ pub struct EndpointList<'a> {
     pub flash: Option<&'a str>,
     /// Whether the user may delete endpoints (admin and above): the rows get checkboxes.
     pub can_delete: bool,
+    /// Whether the user may add endpoints (member and above): the **Add endpoint** link.
+    pub can_add: bool,
 }
 
 /// An endpoint as the list shows it.
@@ -44,6 +47,9 @@ pub struct EndpointRow<'a> {
     pub response_time: Option<u32>,
     pub breaking_count: u32,
     pub warning_count: u32,
+    pub schedule: Option<Cadence>,
+    pub next_run_at: Option<OffsetDateTime>,
+    pub paused: bool,
 }
 
 const HEALTHS: [Health; 5] = [
@@ -60,11 +66,13 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
         url_param(v.health_query),
         url_param(v.environment)
     );
+    let now = OffsetDateTime::now_utc();
     page(
         "Endpoints",
         chrome,
         html! {
             h1 { "Endpoints" }
+            @if v.can_add { p { a href="/console/endpoints/new" id="add-endpoint" { "Add endpoint" } } }
             form method="get" action="/console/endpoints" aria-label="Filters" {
                 label for="health" { "Health" }
                 select id="health" name="health" {
@@ -89,6 +97,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                     th scope="col" { "Method and URL" }
                     th scope="col" { "Environment" }
                     th scope="col" { "Last checked" }
+                    th scope="col" { "Schedule" }
                     th scope="col" { "Response time" }
                     th scope="col" { "Breaking / warnings" }
                 } }
@@ -106,6 +115,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                             td { code { (e.method) " " (e.url) } }
                             td { (e.environment) }
                             td { (time(e.last_checked_at)) }
+                            td class="nowrap" { (schedule(e.schedule, e.next_run_at, e.paused, now)) }
                             td { (millis(e.response_time)) }
                             td { (e.breaking_count) " / " (e.warning_count) }
                         }
@@ -146,6 +156,9 @@ mod tests {
             response_time: Some(40),
             breaking_count: 1,
             warning_count: 2,
+            schedule: None,
+            next_run_at: None,
+            paused: false,
         }
     }
 
@@ -160,6 +173,7 @@ mod tests {
             next: Some(50),
             flash: None,
             can_delete: false,
+            can_add: false,
         }
     }
 
@@ -210,11 +224,29 @@ mod tests {
             "<td><a href=\"/console/endpoints/00000000-0000-0000-0000-000000000000\">a</a></td>\
              <td><span class=\"badge unknown\">unknown</span></td>\
              <td><code>GET https://a.example/</code></td><td>production</td><td>—</td>\
-             <td>40 ms</td><td>1 / 2</td>"
+             <td class=\"nowrap\">not scheduled</td><td>40 ms</td><td>1 / 2</td>"
         ));
         assert!(html.contains(
             "<a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=0\">Previous page</a> \
              <a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=50\">Next page</a>"
         ));
+    }
+
+    #[test]
+    fn the_schedule_column_and_the_add_link() {
+        let mut r = row("a", "https://a.example/");
+        r.schedule = Some(Cadence::Interval(300));
+        let mut v = list(vec![r]);
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("<th scope=\"col\">Schedule</th>"));
+        assert!(html.contains("<td class=\"nowrap\">every 5 min</td>"));
+        assert!(!html.contains("add-endpoint"));
+        v.can_add = true;
+        let html = render(&chrome(), &v).into_string();
+        assert!(
+            html.contains(
+                "<a href=\"/console/endpoints/new\" id=\"add-endpoint\">Add endpoint</a>"
+            )
+        );
     }
 }
