@@ -76,6 +76,15 @@ pub struct Endpoint {
     /// (`{"$.commits": "sha"}`). Always present (`{}` when none).
     #[serde(default)]
     pub identity_keys: BTreeMap<String, String>,
+    /// The recurring check the endpoint asked for: `{"frequency": …}`, `{"intervalSeconds": n}`,
+    /// or `null` when it runs only on demand. Always present.
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+    /// When the next scheduled check is due; `null` when the endpoint has no schedule, is paused,
+    /// or its schedule was set moments ago and the scheduler has not taken it up yet (within one
+    /// poll interval). Always present.
+    #[serde(default, with = "timestamp::option")]
+    pub next_run_at: Option<OffsetDateTime>,
 }
 
 /// The credential block (`auth`) of a create request. Write-only: it deserialises but cannot be

@@ -49,6 +49,11 @@ fn endpoint() -> Endpoint {
         paused: false,
         retries: 1,
         identity_keys: [("$.users".to_owned(), "login".to_owned())].into(),
+        schedule: Some(Schedule {
+            frequency: Some(Frequency::Hourly),
+            interval_seconds: None,
+        }),
+        next_run_at: Some(datetime!(2026-11-21 08:57:09.123456 UTC)),
     }
 }
 
@@ -59,7 +64,8 @@ const ENDPOINT_JSON: &str = concat!(
     r#""diffMode":"full","timeoutMs":10000,"baselineVersion":3,"hasResponseContract":true,"#,
     r#""lastCheckedAt":"2026-11-21T07:57:09.123Z","responseTime":87,"breakingCount":0,"#,
     r#""warningCount":2,"createdAt":"2026-10-31T22:00:00.000Z","updatedAt":null,"#,
-    r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"}}"#
+    r#""paused":false,"retries":1,"identityKeys":{"$.users":"login"},"#,
+    r#""schedule":{"frequency":"HOURLY"},"nextRunAt":"2026-11-21T08:57:09.123Z"}"#
 );
 
 #[test]
@@ -70,7 +76,21 @@ fn endpoint_golden() {
     let back: Option<Endpoint> = serde_json::from_str(&text).ok();
     let mut expected = endpoint();
     expected.last_checked_at = Some(datetime!(2026-11-21 07:57:09.123 UTC));
+    expected.next_run_at = Some(datetime!(2026-11-21 08:57:09.123 UTC));
     assert_eq!(back, Some(expected));
+    // An interval schedule, and no next run: `intervalSeconds` alone, `nextRunAt` null.
+    let mut e = endpoint();
+    e.schedule = Some(Schedule {
+        frequency: None,
+        interval_seconds: Some(300),
+    });
+    e.next_run_at = None;
+    let v = serde_json::to_value(&e).unwrap_or_default();
+    assert_eq!(v["schedule"], json!({"intervalSeconds": 300}));
+    assert_eq!(v["nextRunAt"], Value::Null);
+    e.schedule = None;
+    let v = serde_json::to_value(&e).unwrap_or_default();
+    assert_eq!(v["schedule"], Value::Null);
 }
 
 #[test]
@@ -85,6 +105,8 @@ fn endpoint_spec_shape_with_optional_fields_absent() {
     let e = e.ok();
     assert_eq!(e.as_ref().map(|e| e.method), Some(HttpMethod::Post));
     assert_eq!(e.as_ref().and_then(|e| e.created_at), None);
+    assert_eq!(e.as_ref().and_then(|e| e.schedule), None);
+    assert_eq!(e.as_ref().and_then(|e| e.next_run_at), None);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use crate::Result;
 use crate::not_found;
 use crate::rows::{EndpointRow, contract_to_json, micros};
-use crate::schema::endpoints;
+use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::lock_workspace;
 use apidrift_model::Health;
@@ -66,7 +66,41 @@ pub async fn get_endpoint(
         .first(c)
         .await
         .optional()?;
-    Ok(row.map(EndpointRow::into_model).transpose()?)
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut found = [row.into_model()?];
+    with_next_runs(c, ws, &mut found).await?;
+    let [e] = found;
+    Ok(Some(e))
+}
+
+/// Sets `next_run_at` of `items` (endpoints of workspace `ws`) from their schedule rows, in one
+/// query for all of them.
+pub(crate) async fn with_next_runs(
+    c: &mut Conn,
+    ws: Uuid,
+    items: &mut [StoredEndpoint],
+) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<Uuid> = items.iter().map(|e| e.id).collect();
+    let rows: Vec<(Uuid, OffsetDateTime)> = schedules::table
+        .filter(schedules::workspace_id.eq(ws))
+        .filter(schedules::endpoint_id.eq_any(ids))
+        .select((schedules::endpoint_id, schedules::next_run_at))
+        .load(c)
+        .await?;
+    let due: std::collections::HashMap<Uuid, OffsetDateTime> = rows.into_iter().collect();
+    for e in items {
+        e.next_run_at = rules::visible_next_run(
+            e.settings.schedule.is_some(),
+            e.paused,
+            due.get(&e.id).copied(),
+        );
+    }
+    Ok(())
 }
 
 /// Operator: the workspace an endpoint belongs to.
@@ -119,10 +153,11 @@ pub async fn list_endpoints(
         None if *filter == EndpointFilter::default() => counts(c, ws).await?.0,
         None => count(endpoint_query(ws, filter).count().get_result(c).await?),
     };
-    let items = rows
+    let mut items: Vec<StoredEndpoint> = rows
         .into_iter()
         .map(EndpointRow::into_model)
         .collect::<Result<_, _>>()?;
+    with_next_runs(c, ws, &mut items).await?;
     Ok(Page { items, total })
 }
 

@@ -32,7 +32,12 @@ async fn get(c: &mut Conn, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
         .await
         .optional()?;
     match row {
-        Some(r) => Ok(r.into_model()?),
+        Some(r) => {
+            let mut found = [r.into_model()?];
+            crate::endpoints::with_next_runs(c, ws, &mut found).await?;
+            let [e] = found;
+            Ok(e)
+        }
         None => Err(Error::Store(StoreError::NotFound)),
     }
 }

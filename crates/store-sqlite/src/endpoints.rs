@@ -1,8 +1,8 @@
 //! Endpoints: bulk create, reads, lists, health and contract.
 //! Statements of the SQLite adapter over one connection; the caller picks the transaction.
 
-use crate::rows::{EndpointRow, contract_to_text, id, parse_id, ts};
-use crate::schema::endpoints;
+use crate::rows::{EndpointRow, contract_to_text, from_ts, id, parse_id, ts};
+use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::require_workspace;
 use crate::{Error, Result};
@@ -59,7 +59,45 @@ pub fn get_endpoint(
         .select(EndpointRow::as_select())
         .first(c)
         .optional()?;
-    Ok(row.map(EndpointRow::into_model).transpose()?)
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let mut found = [row.into_model()?];
+    with_next_runs(c, ws, &mut found)?;
+    let [e] = found;
+    Ok(Some(e))
+}
+
+/// Sets `next_run_at` of `items` (endpoints of workspace `ws`) from their schedule rows, in one
+/// query for all of them.
+pub(crate) fn with_next_runs(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    items: &mut [StoredEndpoint],
+) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<(String, i64)> = schedules::table
+        .filter(schedules::workspace_id.eq(id(ws)))
+        .filter(schedules::endpoint_id.eq_any(items.iter().map(|e| id(e.id))))
+        .select((schedules::endpoint_id, schedules::next_run_at))
+        .load(c)?;
+    let mut due = std::collections::HashMap::with_capacity(rows.len());
+    for (endpoint, at) in rows {
+        due.insert(
+            parse_id("schedules.endpoint_id", &endpoint)?,
+            from_ts("schedules.next_run_at", at)?,
+        );
+    }
+    for e in items {
+        e.next_run_at = rules::visible_next_run(
+            e.settings.schedule.is_some(),
+            e.paused,
+            due.get(&e.id).copied(),
+        );
+    }
+    Ok(())
 }
 
 /// Operator: the workspace an endpoint belongs to.
@@ -115,10 +153,11 @@ pub fn list_endpoints(
         None if *filter == EndpointFilter::default() => counts(c, ws)?.0,
         None => count(endpoint_query(ws, filter).count().get_result(c)?),
     };
-    let items = rows
+    let mut items: Vec<StoredEndpoint> = rows
         .into_iter()
         .map(EndpointRow::into_model)
         .collect::<Result<_, _>>()?;
+    with_next_runs(c, ws, &mut items)?;
     Ok(Page { items, total })
 }
 

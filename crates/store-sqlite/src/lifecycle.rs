@@ -26,7 +26,12 @@ fn get(c: &mut SqliteConnection, ws: Uuid, ep: Uuid) -> Result<StoredEndpoint> {
         .first(c)
         .optional()?;
     match row {
-        Some(r) => Ok(r.into_model()?),
+        Some(r) => {
+            let mut found = [r.into_model()?];
+            crate::endpoints::with_next_runs(c, ws, &mut found)?;
+            let [e] = found;
+            Ok(e)
+        }
         None => Err(Error::Store(StoreError::NotFound)),
     }
 }

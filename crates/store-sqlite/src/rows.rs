@@ -319,6 +319,8 @@ impl EndpointRow {
             updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
             paused: self.paused,
             version: self.version,
+            // Read from the schedules table by the endpoint reads (`with_next_runs`).
+            next_run_at: None,
         })
     }
 }

@@ -136,6 +136,16 @@ diesel::table! {
     }
 }
 
+// Only the columns the endpoint reads use (`next_run_at`, read with each page of endpoints); the
+// scheduler reads and writes the others with raw SQL.
+diesel::table! {
+    schedules (endpoint_id) {
+        endpoint_id -> Text,
+        workspace_id -> Text,
+        next_run_at -> BigInt,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     workspaces,
     workspace_counts,

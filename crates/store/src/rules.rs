@@ -7,6 +7,7 @@
 
 use crate::{DiffCounts, NewDiff, Workspace, WorkspaceUpdate};
 use apidrift_model::{Cadence, Health};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 /// D6: how many of `requested` new endpoints fit a workspace that holds `existing` under its
@@ -63,6 +64,17 @@ pub fn resets_schedule(before: Option<Cadence>, after: Option<Cadence>) -> bool 
     before != after
 }
 
+/// D25: the next run an endpoint shows (`nextRunAt`): its schedule row's due time `due`, but
+/// none when the endpoint asks for no schedule (a row the scheduler has yet to remove) or is
+/// paused (scheduled runs skip it, so no run is coming).
+pub fn visible_next_run(
+    scheduled: bool,
+    paused: bool,
+    due: Option<OffsetDateTime>,
+) -> Option<OffsetDateTime> {
+    due.filter(|_| scheduled && !paused)
+}
+
 /// A workspace with the fields of `update` that are `Some` applied.
 pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
     Workspace {
@@ -78,7 +90,15 @@ pub fn apply_update(current: Workspace, update: &WorkspaceUpdate) -> Workspace {
 mod tests {
     use super::*;
     use apidrift_model::{ChangeType, DiffChange, Frequency, Plan, Severity};
-    use time::OffsetDateTime;
+
+    #[test]
+    fn next_run_shows_only_for_a_scheduled_running_endpoint() {
+        let due = Some(OffsetDateTime::UNIX_EPOCH);
+        assert_eq!(visible_next_run(true, false, due), due);
+        assert_eq!(visible_next_run(true, true, due), None);
+        assert_eq!(visible_next_run(false, false, due), None);
+        assert_eq!(visible_next_run(true, false, None), None);
+    }
 
     #[test]
     fn plan_limit_fit() {

@@ -721,6 +721,102 @@ pub async fn alert_schedules_insert_and_read(store: Arc<dyn Store>) -> TestResul
     Ok(())
 }
 
+/// D25: the endpoint reads (`get_endpoint`, `list_endpoints`, the result of `update_endpoint`)
+/// carry the schedule row's next run; `None` without a schedule row, without a schedule, when
+/// paused, and for another workspace's row.
+pub async fn alert_schedules_next_run_on_reads(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let s = scheduled_endpoint(&*store, a.id, "scheduled").await?;
+    let waiting = scheduled_endpoint(&*store, a.id, "waiting").await?;
+    let p = scheduled_endpoint(&*store, a.id, "paused").await?;
+    let u = store
+        .create_endpoints(a.id, vec![plain_endpoint("unscheduled", at(0))])
+        .await?
+        .created
+        .pop()
+        .ok_or_else(|| fail("not created"))?;
+    let other = scheduled_endpoint(&*store, b.id, "other").await?;
+    assert!(s.settings.schedule.is_some() && u.settings.schedule.is_none());
+    assert_eq!(s.next_run_at, None, "a create returns no next run");
+    let row = |ws: Uuid, ep: Uuid, ms: i64| NewSchedule {
+        workspace_id: ws,
+        endpoint_id: ep,
+        cadence: Cadence::Every(Frequency::Daily),
+        next_run_at: at(ms),
+    };
+    store
+        .insert_schedules(vec![
+            row(a.id, s.id, 7_000),
+            row(a.id, p.id, 8_000),
+            row(b.id, other.id, 9_000),
+        ])
+        .await?;
+    let mut ch = EndpointChanges::of(&p);
+    ch.paused = true;
+    let paused = store.update_endpoint(a.id, p.id, ch, None, at(10)).await?;
+    assert_eq!(
+        paused.next_run_at, None,
+        "a paused endpoint shows no next run"
+    );
+
+    let next = |e: Option<StoredEndpoint>| e.map(|e| e.next_run_at);
+    assert_eq!(
+        next(store.get_endpoint(a.id, s.id).await?),
+        Some(Some(at(7_000)))
+    );
+    assert_eq!(
+        next(store.get_endpoint(a.id, waiting.id).await?),
+        Some(None)
+    );
+    assert_eq!(next(store.get_endpoint(a.id, p.id).await?), Some(None));
+    assert_eq!(next(store.get_endpoint(a.id, u.id).await?), Some(None));
+    assert_eq!(
+        next(store.get_endpoint(b.id, other.id).await?),
+        Some(Some(at(9_000)))
+    );
+    assert_eq!(store.get_endpoint(b.id, s.id).await?, None);
+
+    let page = store
+        .list_endpoints(a.id, &EndpointFilter::default(), PageRequest::default())
+        .await?;
+    let listed: BTreeSet<(Uuid, Option<OffsetDateTime>)> =
+        page.items.iter().map(|e| (e.id, e.next_run_at)).collect();
+    let expected: BTreeSet<(Uuid, Option<OffsetDateTime>)> = [
+        (s.id, Some(at(7_000))),
+        (waiting.id, None),
+        (p.id, None),
+        (u.id, None),
+    ]
+    .into();
+    assert_eq!(listed, expected);
+    // The answer shows the settings' schedule and the next run.
+    let model = store
+        .get_endpoint(a.id, s.id)
+        .await?
+        .ok_or_else(|| fail("missing"))?
+        .to_model();
+    assert_eq!(model.next_run_at, Some(at(7_000)));
+    assert_eq!(
+        model.schedule,
+        s.settings.schedule.map(apidrift_model::Schedule::from)
+    );
+    assert!(model.schedule.is_some());
+
+    // An update that keeps the schedule returns the next run; resuming shows it again.
+    let mut ch = EndpointChanges::of(&paused);
+    ch.paused = false;
+    let resumed = store.update_endpoint(a.id, p.id, ch, None, at(20)).await?;
+    assert_eq!(resumed.next_run_at, Some(at(8_000)));
+    // Dropping the schedule hides the row at once.
+    let mut ch = EndpointChanges::of(&resumed);
+    ch.settings.schedule = None;
+    let dropped = store.update_endpoint(a.id, p.id, ch, None, at(30)).await?;
+    assert_eq!(dropped.next_run_at, None);
+    assert_eq!(next(store.get_endpoint(a.id, p.id).await?), Some(None));
+    Ok(())
+}
+
 /// Due schedules are claimed exactly once across two racing claimers; a lease keeps them until
 /// it expires; `finish_schedule` moves the next run, counts runs and skips and releases the
 /// lease; a lost lease cannot finish; `release_leases` frees an owner's schedules and
@@ -1490,6 +1586,7 @@ macro_rules! alert_conformance_cases {
             alert_delivery_claims_are_exclusive,
             alert_delivery_finish_retry_give_up,
             alert_schedules_insert_and_read,
+            alert_schedules_next_run_on_reads,
             alert_schedule_claims_and_leases,
             alert_long_leases_hold,
             alert_record_check_run,

@@ -2,7 +2,7 @@
 //! (month keys, D7 health from counts, diff counts from changes, text lists).
 
 use apidrift_model::{
-    AuthType, DiffChange, Endpoint, EndpointSettings, Health, Plan, Role, Scope, Severity,
+    AuthType, DiffChange, Endpoint, EndpointSettings, Health, Plan, Role, Schedule, Scope, Severity,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -295,12 +295,20 @@ pub struct StoredEndpoint {
     /// [`crate::LifecycleStore::update_endpoint`]; checks, health and figures leave it. The API
     /// sends it as the strong `ETag` and compares `If-Match` with it.
     pub version: i64,
+    /// When the next scheduled check is due (the schedule row's next run), read with the
+    /// endpoint by [`crate::Store::get_endpoint`], [`crate::Store::list_endpoints`] (one batched
+    /// read per page) and the result of [`crate::LifecycleStore::update_endpoint`]; `None` when
+    /// the endpoint has no schedule, is paused, or the scheduler has not created its schedule
+    /// row yet ([`crate::rules::visible_next_run`]), and always `None` on the rows a create
+    /// returns (the scheduler creates their schedule rows afterwards).
+    pub next_run_at: Option<OffsetDateTime>,
 }
 
 impl StoredEndpoint {
     /// The wire form (no credential, no headers, no contract body). The answer shows the
-    /// settings the API documents for an endpoint; `contentType`, `schedule`, `ignorePaths` and
-    /// `followRedirects` are read in the console's edit form, not in the answer.
+    /// settings the API documents for an endpoint, `schedule` and `nextRunAt` included;
+    /// `contentType`, `ignorePaths` and `followRedirects` are read in the console's edit form,
+    /// not in the answer.
     pub fn to_model(&self) -> Endpoint {
         let s = &self.settings;
         Endpoint {
@@ -326,6 +334,8 @@ impl StoredEndpoint {
             paused: self.paused,
             retries: s.retries,
             identity_keys: s.identity_keys.clone(),
+            schedule: s.schedule.map(Schedule::from),
+            next_run_at: self.next_run_at,
         }
     }
 }
