@@ -153,7 +153,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         can_delete: s.can(Action::DeleteEndpoints),
         paused: e.paused,
         schedule: e.settings.schedule,
-        next_run_at: None,
+        next_run_at: e.next_run_at,
         history: &history.items,
         chart: &chart,
         checks: &checks,

@@ -90,7 +90,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             breaking_count: e.breaking_count,
             warning_count: e.warning_count,
             schedule: e.settings.schedule,
-            next_run_at: None,
+            next_run_at: e.next_run_at,
             paused: e.paused,
         })
         .collect();
