@@ -199,13 +199,13 @@ pub fn cadence_text(cadence: apidrift_model::Cadence) -> String {
     let seconds = cadence.seconds();
     let plural =
         |n: u64, one: &str, many: &str| format!("every {n} {}", if n == 1 { one } else { many });
-    if seconds % (7 * 86_400) == 0 && seconds < 30 * 86_400 {
+    if seconds.is_multiple_of(7 * 86_400) && seconds < 30 * 86_400 {
         plural(seconds / (7 * 86_400), "week", "weeks")
-    } else if seconds % 86_400 == 0 {
+    } else if seconds.is_multiple_of(86_400) {
         plural(seconds / 86_400, "day", "days")
-    } else if seconds % 3600 == 0 {
+    } else if seconds.is_multiple_of(3600) {
         plural(seconds / 3600, "hour", "hours")
-    } else if seconds % 60 == 0 {
+    } else if seconds.is_multiple_of(60) {
         format!("every {} min", seconds / 60)
     } else {
         plural(seconds, "second", "seconds")
