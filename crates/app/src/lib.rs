@@ -77,6 +77,7 @@ pub use error::{ServiceError, StoreFault};
 pub use lifecycle::{CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, WebhookTestResult};
 pub use openapi::{Candidate, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult};
 pub use probe::ProbeResult;
+pub use reads::{OVERVIEW_ROWS, Overview};
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};
 pub use webhooks::WebhookView;

@@ -9,8 +9,22 @@ use super::error::ServiceError;
 use apidrift_model::{DiffDetail, DiffSummary};
 use apidrift_store::{
     DiffFilter, EndpointFilter, EndpointSeries, OperatorGauges, Page, PageRequest, ResponsePoint,
-    StoredEndpoint, rules,
+    StoredEndpoint, WorkspaceOverview, rules,
 };
+
+/// The console's landing page: the workspace at a glance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overview {
+    /// Endpoints by health, failing endpoints and next runs (at most [`OVERVIEW_ROWS`] each).
+    pub workspace: WorkspaceOverview,
+    /// The newest drifts (diffs) across the workspace, newest first.
+    pub drifts: Vec<DiffSummary>,
+    /// All endpoints of the workspace.
+    pub endpoints: u64,
+}
+
+/// Rows of each list of the overview.
+pub const OVERVIEW_ROWS: u32 = 10;
 use uuid::Uuid;
 
 impl Service {
@@ -154,6 +168,33 @@ impl Service {
             .store
             .list_diffs(actor.workspace(), filter, page)
             .await?)
+    }
+
+    /// The actor's workspace at a glance (the console's landing page): endpoints by health, the
+    /// newest drifts, the endpoints whose latest check failed to fetch and the next scheduled
+    /// runs. Two store reads.
+    pub async fn overview(&self, actor: &Actor) -> Result<Overview, ServiceError> {
+        actor.may(Action::ReadEndpoints)?;
+        let ws = actor.workspace();
+        let workspace = self.store.workspace_overview(ws, OVERVIEW_ROWS).await?;
+        let drifts = self
+            .store
+            .list_diffs(
+                ws,
+                &DiffFilter::default(),
+                PageRequest {
+                    limit: OVERVIEW_ROWS,
+                    offset: 0,
+                },
+            )
+            .await?
+            .items;
+        let endpoints = workspace.by_health.iter().map(|(_, n)| n).sum();
+        Ok(Overview {
+            workspace,
+            drifts,
+            endpoints,
+        })
     }
 
     /// Whether the store answers (`GET /healthz`).

@@ -7,10 +7,12 @@ use crate::rows::{EndpointRow, SecretColumns, SettingsColumns, micros};
 use crate::run::Tx;
 use crate::schema::endpoints;
 use crate::{Error, PgStore, Result, totals};
+use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, ResponsePoint, StoreError,
-    StoredDelivery, StoredEndpoint, UptimeCounts, to_u16, to_u32,
+    CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page, PageRequest,
+    ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts, WorkspaceOverview,
+    to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -235,6 +237,85 @@ async fn list_checks(
 }
 
 #[derive(QueryableByName)]
+struct HealthCount {
+    #[diesel(sql_type = Text)]
+    health: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// An endpoint and an instant: a failing endpoint (with its error kind) or a next run.
+#[derive(QueryableByName)]
+struct EndpointAt {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Timestamptz)]
+    at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_kind: Option<String>,
+}
+
+async fn workspace_overview(c: &mut Conn, ws: Uuid, limit: u32) -> Result<WorkspaceOverview> {
+    let counts: Vec<HealthCount> = cached(
+        "SELECT health, COUNT(*) AS n FROM endpoints WHERE workspace_id = $1 GROUP BY health",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .load(c)
+    .await?;
+    let mut by_health = Vec::with_capacity(counts.len());
+    for r in counts {
+        let health = r
+            .health
+            .parse::<Health>()
+            .map_err(|e| StoreError::corrupt("endpoints.health", e))?;
+        by_health.push((health, u64::try_from(r.n).unwrap_or(0)));
+    }
+    let failing: Vec<EndpointAt> = cached(
+        "SELECT e.id, e.name, c.started_at AS at, c.error_kind FROM endpoints e \
+         JOIN checks c ON c.workspace_id = e.workspace_id AND c.endpoint_id = e.id \
+         WHERE e.workspace_id = $1 AND c.error_kind IS NOT NULL AND c.id = \
+         (SELECT l.id FROM checks l WHERE l.workspace_id = e.workspace_id \
+          AND l.endpoint_id = e.id ORDER BY l.started_at DESC, l.id DESC LIMIT 1) \
+         ORDER BY c.started_at DESC, e.id LIMIT $2",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)
+    .await?;
+    let next: Vec<EndpointAt> = cached(
+        "SELECT e.id, e.name, s.next_run_at AS at, NULL::text AS error_kind FROM schedules s \
+         JOIN endpoints e ON e.workspace_id = s.workspace_id AND e.id = s.endpoint_id \
+         WHERE s.workspace_id = $1 AND NOT e.paused ORDER BY s.next_run_at, e.id LIMIT $2",
+    )
+    .bind::<SqlUuid, _>(ws)
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)
+    .await?;
+    Ok(WorkspaceOverview {
+        by_health,
+        failing: failing
+            .into_iter()
+            .map(|r| FailingEndpoint {
+                endpoint_id: r.id,
+                name: r.name,
+                at: r.at,
+                error_kind: read_opt(r.error_kind).unwrap_or_default(),
+            })
+            .collect(),
+        next_runs: next
+            .into_iter()
+            .map(|r| NextRun {
+                endpoint_id: r.id,
+                name: r.name,
+                at: r.at,
+            })
+            .collect(),
+    })
+}
+
+#[derive(QueryableByName)]
 struct DeliveryRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
@@ -384,6 +465,17 @@ impl LifecycleStore for PgStore {
     ) -> std::result::Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError> {
         let mut conn = self.conn().await?;
         crate::history::recent_response_times(&mut conn, workspace_id, endpoint_ids, limit)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn workspace_overview(
+        &self,
+        workspace_id: Uuid,
+        limit: u32,
+    ) -> std::result::Result<WorkspaceOverview, StoreError> {
+        let mut conn = self.conn().await?;
+        workspace_overview(&mut conn, workspace_id, limit)
             .await
             .map_err(StoreError::from)
     }

@@ -6,10 +6,12 @@ use crate::rows::{EndpointRow, SecretColumns, SettingsColumns, from_ts, id, pars
 use crate::run::{self, Tx};
 use crate::schema::endpoints;
 use crate::{Error, Result, SqliteStore};
+use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, LifecycleStore, Page, PageRequest, ResponsePoint, StoreError,
-    StoredDelivery, StoredEndpoint, UptimeCounts, to_u16, to_u32,
+    CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page, PageRequest,
+    ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts, WorkspaceOverview,
+    to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -200,6 +202,87 @@ fn list_checks(
 }
 
 #[derive(QueryableByName)]
+struct HealthCount {
+    #[diesel(sql_type = Text)]
+    health: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// An endpoint and an instant: a failing endpoint (with its error kind) or a next run.
+#[derive(QueryableByName)]
+struct EndpointAt {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = BigInt)]
+    at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    error_kind: Option<String>,
+}
+
+fn workspace_overview(c: &mut SqliteConnection, ws: Uuid, limit: u32) -> Result<WorkspaceOverview> {
+    let w = id(ws);
+    let counts: Vec<HealthCount> = cached(
+        "SELECT health, COUNT(*) AS n FROM endpoints WHERE workspace_id = ? GROUP BY health",
+    )
+    .bind::<Text, _>(&w)
+    .load(c)?;
+    let mut by_health = Vec::with_capacity(counts.len());
+    for r in counts {
+        let health = r
+            .health
+            .parse::<Health>()
+            .map_err(|e| StoreError::corrupt("endpoints.health", e))?;
+        by_health.push((health, u64::try_from(r.n).unwrap_or(0)));
+    }
+    let failing: Vec<EndpointAt> = cached(
+        "SELECT e.id, e.name, c.started_at AS at, c.error_kind FROM endpoints e \
+         JOIN checks c ON c.workspace_id = e.workspace_id AND c.endpoint_id = e.id \
+         WHERE e.workspace_id = ? AND c.error_kind IS NOT NULL AND c.id = \
+         (SELECT l.id FROM checks l WHERE l.workspace_id = e.workspace_id \
+          AND l.endpoint_id = e.id ORDER BY l.started_at DESC, l.id DESC LIMIT 1) \
+         ORDER BY c.started_at DESC, e.id LIMIT ?",
+    )
+    .bind::<Text, _>(&w)
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    let next: Vec<EndpointAt> = cached(
+        "SELECT e.id, e.name, s.next_run_at AS at, NULL AS error_kind FROM schedules s \
+         JOIN endpoints e ON e.workspace_id = s.workspace_id AND e.id = s.endpoint_id \
+         WHERE s.workspace_id = ? AND NOT e.paused ORDER BY s.next_run_at, e.id LIMIT ?",
+    )
+    .bind::<Text, _>(&w)
+    .bind::<BigInt, _>(i64::from(limit))
+    .load(c)?;
+    Ok(WorkspaceOverview {
+        by_health,
+        failing: failing
+            .into_iter()
+            .map(|r| {
+                Ok(FailingEndpoint {
+                    endpoint_id: parse_id("endpoints.id", &r.id)?,
+                    name: r.name,
+                    at: from_ts("checks.started_at", r.at)?,
+                    error_kind: r.error_kind.unwrap_or_default(),
+                })
+            })
+            .collect::<std::result::Result<_, StoreError>>()?,
+        next_runs: next
+            .into_iter()
+            .map(|r| {
+                Ok(NextRun {
+                    endpoint_id: parse_id("endpoints.id", &r.id)?,
+                    name: r.name,
+                    at: from_ts("schedules.next_run_at", r.at)?,
+                })
+            })
+            .collect::<std::result::Result<_, StoreError>>()?,
+    })
+}
+
+#[derive(QueryableByName)]
 struct DeliveryRow {
     #[diesel(sql_type = Text)]
     id: String,
@@ -344,6 +427,15 @@ impl LifecycleStore for SqliteStore {
     ) -> std::result::Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError> {
         let ids = endpoint_ids.to_vec();
         self.read(move |c| crate::history::recent_response_times(c, workspace_id, &ids, limit))
+            .await
+    }
+
+    async fn workspace_overview(
+        &self,
+        workspace_id: Uuid,
+        limit: u32,
+    ) -> std::result::Result<WorkspaceOverview, StoreError> {
+        self.read(move |c| workspace_overview(c, workspace_id, limit))
             .await
     }
 

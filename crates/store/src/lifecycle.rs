@@ -4,7 +4,7 @@
 //! `checking` after a crash) and the retention of check rows.
 
 use crate::{Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint};
-use apidrift_model::EndpointSettings;
+use apidrift_model::{EndpointSettings, Health};
 use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -29,6 +29,37 @@ impl EndpointChanges {
             paused: e.paused,
         }
     }
+}
+
+/// What the console's overview shows of a workspace, read at once: its endpoints by health, those
+/// whose latest check failed to fetch, and the next scheduled runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WorkspaceOverview {
+    /// How many endpoints have each health (only the healths that occur, in no order).
+    pub by_health: Vec<(Health, u64)>,
+    /// Endpoints whose latest check got no response (an error kind), newest failure first.
+    pub failing: Vec<FailingEndpoint>,
+    /// The next runs of the schedules of endpoints that are not paused, soonest first.
+    pub next_runs: Vec<NextRun>,
+}
+
+/// An endpoint whose latest check failed to fetch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailingEndpoint {
+    pub endpoint_id: Uuid,
+    pub name: String,
+    /// When that check started.
+    pub at: OffsetDateTime,
+    /// Its error kind (`timeout`, `connect_refused`, …).
+    pub error_kind: String,
+}
+
+/// The next run of an endpoint's schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NextRun {
+    pub endpoint_id: Uuid,
+    pub name: String,
+    pub at: OffsetDateTime,
 }
 
 /// One row of an endpoint's check history: the check's figures and its diff's counts (0 without
@@ -137,6 +168,14 @@ pub trait LifecycleStore: Send + Sync {
         endpoint_id: Uuid,
         page: PageRequest,
     ) -> Result<Page<CheckHistoryRow>, StoreError>;
+
+    /// The console overview of workspace `workspace_id`: endpoints by health, and at most
+    /// `limit` failing endpoints and `limit` next runs (see [`WorkspaceOverview`]).
+    async fn workspace_overview(
+        &self,
+        workspace_id: Uuid,
+        limit: u32,
+    ) -> Result<WorkspaceOverview, StoreError>;
 
     /// A webhook's deliveries, newest first, paginated, with the total. Empty for a webhook of
     /// another workspace.

@@ -851,6 +851,107 @@ pub async fn lifecycle_slow_episode(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// The overview: counts by health, the endpoints whose LATEST check failed to fetch (newest
+/// first), the next runs of unpaused endpoints (soonest first), each capped at `limit`, and
+/// nothing of another workspace.
+pub async fn lifecycle_workspace_overview(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let empty = store.workspace_overview(a.id, 10).await?;
+    assert_eq!(empty, WorkspaceOverview::default());
+    let ok = one_endpoint(&*store, a.id, "ok").await?;
+    let down = one_endpoint(&*store, a.id, "down").await?;
+    let later = one_endpoint(&*store, a.id, "down later").await?;
+    let recovered = one_endpoint(&*store, a.id, "recovered").await?;
+    let paused = one_endpoint(&*store, a.id, "paused").await?;
+    let other = one_endpoint(&*store, b.id, "other").await?;
+    store
+        .record_baseline(a.id, baseline(ok.id, at(1)), Some(Health::Healthy))
+        .await?;
+    let failed = |e: Uuid, ms: i64, kind: &str| NewCheck {
+        http_status: None,
+        response_time: None,
+        error_kind: Some(kind.into()),
+        error_message: Some("no answer".into()),
+        ..check(e, at(ms))
+    };
+    store.record_check(a.id, check(ok.id, at(10)), None).await?;
+    store
+        .record_check(a.id, failed(down.id, 20, "timeout"), None)
+        .await?;
+    store
+        .record_check(a.id, failed(later.id, 30, "connect_refused"), None)
+        .await?;
+    store
+        .record_check(a.id, failed(recovered.id, 5, "timeout"), None)
+        .await?;
+    store
+        .record_check(a.id, check(recovered.id, at(40)), None)
+        .await?;
+    store
+        .record_check(b.id, failed(other.id, 50, "timeout"), None)
+        .await?;
+    let schedule = |ws: Uuid, e: Uuid, ms: i64| NewSchedule {
+        workspace_id: ws,
+        endpoint_id: e,
+        cadence: Cadence::Every(Frequency::Hourly),
+        next_run_at: at(ms),
+    };
+    store
+        .insert_schedules(vec![
+            schedule(a.id, ok.id, 9_000),
+            schedule(a.id, down.id, 7_000),
+            schedule(a.id, later.id, 8_000),
+            schedule(a.id, paused.id, 1_000),
+            schedule(b.id, other.id, 500),
+        ])
+        .await?;
+    let mut ch = EndpointChanges::of(&paused);
+    ch.paused = true;
+    store
+        .update_endpoint(a.id, paused.id, ch, None, at(2))
+        .await?;
+
+    let o = store.workspace_overview(a.id, 2).await?;
+    let mut by_health = o.by_health.clone();
+    by_health.sort_by_key(|(h, _)| h.as_str());
+    assert_eq!(
+        by_health,
+        // A check without a diff counts as healthy (the store's rule), a failed fetch too.
+        vec![(Health::Healthy, 4), (Health::Unknown, 1)],
+        "{:?}",
+        o.by_health
+    );
+    let failing: Vec<(Uuid, &str, &str)> = o
+        .failing
+        .iter()
+        .map(|f| (f.endpoint_id, f.name.as_str(), f.error_kind.as_str()))
+        .collect();
+    assert_eq!(
+        failing,
+        vec![
+            (later.id, "down later", "connect_refused"),
+            (down.id, "down", "timeout")
+        ]
+    );
+    assert_eq!(o.failing[0].at, at(30) - Duration::milliseconds(40));
+    let next: Vec<(Uuid, OffsetDateTime)> =
+        o.next_runs.iter().map(|r| (r.endpoint_id, r.at)).collect();
+    assert_eq!(next, vec![(down.id, at(7_000)), (later.id, at(8_000))]);
+    assert_eq!(o.next_runs[0].name, "down");
+    // Past the limit: all of them, never the paused one nor another workspace's.
+    let o = store.workspace_overview(a.id, 10).await?;
+    assert_eq!(o.failing.len(), 2);
+    let next: Vec<Uuid> = o.next_runs.iter().map(|r| r.endpoint_id).collect();
+    assert_eq!(next, vec![down.id, later.id, ok.id]);
+    let o = store.workspace_overview(b.id, 10).await?;
+    assert_eq!(o.by_health, vec![(Health::Healthy, 1)]);
+    assert_eq!(o.failing.len(), 1);
+    assert_eq!(o.next_runs.len(), 1);
+    Ok(())
+}
+
+
 /// Expands the lifecycle cases (used by [`crate::conformance_suite!`]).
 #[macro_export]
 macro_rules! lifecycle_conformance_cases {
@@ -866,6 +967,7 @@ macro_rules! lifecycle_conformance_cases {
             lifecycle_uptime_counts,
             lifecycle_recent_response_times,
             lifecycle_slow_episode,
+            lifecycle_workspace_overview,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {

@@ -2,7 +2,8 @@
 //! `chromium-driver`, installed by `scripts/install-browser.sh`), driven over the W3C WebDriver
 //! protocol by a small client on `std::net` (no extra crates). Flows: log in, see endpoints and
 //! their health, open a diff and accept it, create a token and use it against the API, revoke it
-//! and see 401, probe a loopback URL, import a small OpenAPI document; then add a webhook,
+//! and see 401, probe a loopback URL, import a small OpenAPI document, add an endpoint with a
+//! schedule from the form and see its next run, the overview; then add a webhook,
 //! capture a baseline with 3 samples (learned volatile paths), edit an endpoint (a field and an
 //! identity key), pause and resume it, see its history chart after a few checks and a grouped
 //! diff, open the webhook's delivery log and send a test, and delete the endpoint after its
@@ -418,7 +419,7 @@ fn console_in_headless_chromium() -> TestResult {
     d.type_into("#email", "admin@localhost")?;
     d.type_into("#password", &password)?;
     d.click("button[type=submit]")?;
-    d.wait_text("h1", |t| t == "Endpoints")?;
+    d.wait_text("h1", |t| t == "Overview")?;
 
     // Import a small OpenAPI document (creates one endpoint with a contract).
     d.go(&format!("{base}/console/import"))?;
@@ -522,7 +523,55 @@ fn console_in_headless_chromium() -> TestResult {
     d.wait_text("#probe-status", |t| t == "200")?;
     d.screenshot("probe")?;
 
+    add_with_a_schedule_and_the_overview(&d, &base, &up_base)?;
     lifecycle_and_webhooks(&d, &server, &base)
+}
+
+/// Add an endpoint from the form with an hourly schedule; its page says when it runs next (once
+/// the scheduler has made its schedule); the overview shows the workspace at a glance.
+fn add_with_a_schedule_and_the_overview(d: &Driver, base: &str, up_base: &str) -> TestResult {
+    d.go(&format!("{base}/console/endpoints"))?;
+    d.click("#add-endpoint")?;
+    d.wait_text("h1", |t| t == "Add endpoint")?;
+    d.type_into("#name", "catalog")?;
+    d.type_into("#url", &format!("{up_base}/catalog"))?;
+    d.type_into("#tags", "shop, public")?;
+    d.click("#schedule option[value='HOURLY']")?;
+    d.window(1280, 1500)?;
+    d.screenshot("endpoint-add")?;
+    d.window(1280, 900)?;
+    d.click("#save-endpoint")?;
+    d.wait_text(".flash", |t| t.starts_with("Endpoint added."))?;
+    let page = d.url()?;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let schedule = loop {
+        let seen = d.text("#schedule-state")?;
+        if seen.contains("next run") || Instant::now() >= deadline {
+            break seen;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        d.go(&page)?;
+    };
+    assert!(
+        schedule.starts_with("every 1 hour · next run "),
+        "{schedule}"
+    );
+    // The absolute UTC time rides along as the tooltip.
+    assert!(d.source()?.contains(" UTC\">"), "no UTC tooltip");
+    d.screenshot("endpoint-added")?;
+
+    d.click("nav a[href='/console/overview']")?;
+    d.wait_text("h1", |t| t == "Overview")?;
+    let overview = d.source()?;
+    assert!(overview.contains("id=\"health-counts\""), "{overview}");
+    assert!(overview.contains("id=\"newest-drifts\""), "{overview}");
+    let runs = overview
+        .split("id=\"next-runs\"")
+        .nth(1)
+        .ok_or("no next runs on the overview")?;
+    assert!(runs.contains(">catalog</a>"), "{runs}");
+    d.screenshot("overview")?;
+    Ok(())
 }
 
 /// The endpoint lifecycle and the webhooks delivery log: a webhook added in the console; a
@@ -591,10 +640,10 @@ fn lifecycle_and_webhooks(d: &Driver, server: &Server, base: &str) -> TestResult
     // Pause and resume.
     d.click("#pause-endpoint")?;
     d.wait_text("#schedule-state", |t| {
-        t == "paused (manual checks still run)"
+        t == "not scheduled · paused (manual checks still run)"
     })?;
     d.click("#resume-endpoint")?;
-    d.wait_text("#schedule-state", |t| t == "active")?;
+    d.wait_text("#schedule-state", |t| t == "not scheduled")?;
 
     // Clean checks: the volatile paths change every time and are ignored.
     for _ in 0..3 {

@@ -400,7 +400,7 @@ fn edit_pause_history_and_delete_with_role_limits() -> TestResult {
     assert_eq!(res.status, 303, "{}", res.text());
     let page = c.get(&page_path, &admin)?.text();
     assert!(
-        page.contains("<dd id=\"schedule-state\">active</dd>"),
+        page.contains("<dd id=\"schedule-state\">not scheduled</dd>"),
         "{page}"
     );
 

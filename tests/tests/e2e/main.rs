@@ -6,6 +6,7 @@ mod api;
 mod checks;
 mod cli;
 mod console;
+mod console_add;
 mod console_browser;
 mod console_lifecycle;
 mod console_webhooks;

@@ -1,9 +1,57 @@
-//! The edit form's fields as the `PATCH /api/v1/endpoints/{id}` body the service validates: the
-//! console translates, the service decides. A number field that does not parse goes through as
+//! The endpoint form's fields (add and edit share one form) as the body the service validates:
+//! the `POST /api/v1/endpoints` entry of an add, the `PATCH /api/v1/endpoints/{id}` body of an
+//! edit. The console translates, the service decides. A number field that does not parse goes through as
 //! the text typed, so the service's message names the field.
 
 use super::views::edit::EditValues;
+use apidrift_model::{Cadence, EndpointSettings};
 use serde_json::{Map, Value, json};
+
+/// The form's values of stored settings (an edit), or of the create defaults (an add).
+pub fn values_of(e: &EndpointSettings) -> EditValues {
+    EditValues {
+        name: e.name.clone(),
+        url: e.url.clone(),
+        method: e.method.as_str().to_owned(),
+        environment: e.environment.clone(),
+        description: e.description.clone().unwrap_or_default(),
+        tags: e.tags.join(", "),
+        content_type: e.content_type.clone(),
+        diff_mode: e.diff_mode.as_str().to_owned(),
+        timeout_ms: e.timeout_ms.to_string(),
+        schedule: match e.schedule {
+            Some(Cadence::Every(f)) => f.as_str().to_owned(),
+            _ => String::new(),
+        },
+        interval: match e.schedule {
+            Some(Cadence::Interval(n)) => n.to_string(),
+            _ => String::new(),
+        },
+        ignore_paths: e.ignore_paths.join("\n"),
+        identity_keys: e
+            .identity_keys
+            .iter()
+            .map(|(p, k)| format!("{p}={k}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        severity_overrides: e
+            .severity_overrides
+            .iter()
+            .map(|o| match &o.path {
+                Some(path) => format!("{}={path}={}", o.rule, o.severity),
+                None => format!("{}={}", o.rule, o.severity),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        follow_redirects: e.follow_redirects,
+        retries: e.retries.to_string(),
+        max_response_time_ms: e
+            .max_response_time_ms
+            .map(|ms| ms.to_string())
+            .unwrap_or_default(),
+        slow_after: e.slow_after.to_string(),
+    }
+}
 
 /// A form field, trimmed, or empty.
 fn text<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
@@ -18,9 +66,10 @@ fn number_or_text(v: &str) -> Value {
         .map_or_else(|_| Value::String(v.to_owned()), Value::from)
 }
 
-/// The submitted values (to show the form again) and the patch body, or why the form itself is
-/// contradictory (naming the field).
-pub fn patch_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String>) {
+/// The submitted values (to show the form again) and the body (a create entry or a patch: the
+/// same members), or why the form itself is contradictory (naming the field). Secrets are in
+/// the body only, never in the values.
+pub fn body_of(pairs: &[(String, String)]) -> (EditValues, Result<Value, String>) {
     let values = EditValues {
         name: text(pairs, "name").to_owned(),
         url: text(pairs, "url").to_owned(),
@@ -241,7 +290,7 @@ mod tests {
 
     #[test]
     fn every_field_becomes_a_patch_member() {
-        let (values, patch) = patch_of(&pairs(&[
+        let (values, patch) = body_of(&pairs(&[
             ("name", " items "),
             ("url", "https://a.example/items"),
             ("method", "POST"),
@@ -288,7 +337,7 @@ mod tests {
 
     #[test]
     fn latency_fields_blank_switch_off_and_absent_stay_out() {
-        let (_, patch) = patch_of(&pairs(&[
+        let (_, patch) = body_of(&pairs(&[
             ("max_response_time_ms", "800"),
             ("slow_after", "4"),
         ]));
@@ -297,27 +346,27 @@ mod tests {
             (&patch["maxResponseTimeMs"], &patch["slowAfter"]),
             (&json!(800), &json!(4))
         );
-        let (_, patch) = patch_of(&pairs(&[("max_response_time_ms", ""), ("slow_after", " ")]));
+        let (_, patch) = body_of(&pairs(&[("max_response_time_ms", ""), ("slow_after", " ")]));
         let patch = patch.unwrap_or_default();
         assert_eq!(
             (&patch["maxResponseTimeMs"], &patch["slowAfter"]),
             (&Value::Null, &Value::Null)
         );
-        let (_, patch) = patch_of(&pairs(&[("max_response_time_ms", "fast")]));
+        let (_, patch) = body_of(&pairs(&[("max_response_time_ms", "fast")]));
         assert_eq!(patch.unwrap_or_default()["maxResponseTimeMs"], "fast");
-        let (_, patch) = patch_of(&pairs(&[("name", "x")]));
+        let (_, patch) = body_of(&pairs(&[("name", "x")]));
         let patch = patch.unwrap_or_default();
         assert!(patch.get("maxResponseTimeMs").is_none() && patch.get("slowAfter").is_none());
     }
 
     #[test]
     fn an_interval_replaces_the_frequency() {
-        let (values, patch) = patch_of(&pairs(&[("schedule", ""), ("interval", " 300 ")]));
+        let (values, patch) = body_of(&pairs(&[("schedule", ""), ("interval", " 300 ")]));
         assert_eq!(values.interval, "300");
         let patch = patch.unwrap_or_default();
         assert_eq!(patch["schedule"], json!({ "intervalSeconds": 300 }));
         // Both given: sent as is, so the service's rule explains which one to keep.
-        let (_, patch) = patch_of(&pairs(&[("schedule", "DAILY"), ("interval", "300")]));
+        let (_, patch) = body_of(&pairs(&[("schedule", "DAILY"), ("interval", "300")]));
         assert_eq!(
             patch.unwrap_or_default()["schedule"],
             json!({ "frequency": "DAILY", "intervalSeconds": 300 })
@@ -326,7 +375,7 @@ mod tests {
 
     #[test]
     fn blanks_keep_secrets_and_bad_numbers_go_through_as_text() {
-        let (_, patch) = patch_of(&pairs(&[
+        let (_, patch) = body_of(&pairs(&[
             ("timeout_ms", "soon"),
             ("schedule", ""),
             ("auth_token", "ignored without a type"),
@@ -342,7 +391,7 @@ mod tests {
 
     #[test]
     fn credentials_replaced_removed_or_refused() {
-        let (_, patch) = patch_of(&pairs(&[
+        let (_, patch) = body_of(&pairs(&[
             ("auth_type", "api_key"),
             ("auth_key", " k "),
             ("auth_header", "X-Key"),
@@ -353,9 +402,9 @@ mod tests {
             patch["auth"],
             json!({ "type": "api_key", "key": " k ", "header": "X-Key" })
         );
-        let (_, patch) = patch_of(&pairs(&[("remove_auth", "yes")]));
+        let (_, patch) = body_of(&pairs(&[("remove_auth", "yes")]));
         assert_eq!(patch.unwrap_or_default()["auth"], json!({ "type": "none" }));
-        let (_, patch) = patch_of(&pairs(&[("remove_auth", "yes"), ("auth_type", "bearer")]));
+        let (_, patch) = body_of(&pairs(&[("remove_auth", "yes"), ("auth_type", "bearer")]));
         assert_eq!(
             patch.err().as_deref(),
             Some("auth: remove the credentials or replace them, not both")

@@ -152,6 +152,8 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         can_act: s.can(Action::RunChecks),
         can_delete: s.can(Action::DeleteEndpoints),
         paused: e.paused,
+        schedule: e.settings.schedule,
+        next_run_at: e.next_run_at,
         history: &history.items,
         chart: &chart,
         checks: &checks,

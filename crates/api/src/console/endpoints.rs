@@ -93,6 +93,9 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             warning_count: e.warning_count,
             uptime: e.uptime,
             recent,
+            schedule: e.settings.schedule,
+            next_run_at: e.next_run_at,
+            paused: e.paused,
         })
         .collect();
     let next = offset + u64::from(PAGE_SIZE);
@@ -106,6 +109,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         next: (next < found.total).then_some(next),
         flash: query.get("done").map(String::as_str),
         can_delete: s.can(Action::DeleteEndpoints),
+        can_add: s.can(Action::CreateEndpoints),
     };
     Ok(html(
         StatusCode::OK,

@@ -140,8 +140,14 @@ fn import_page(
                 .iter()
                 .map(|c| {
                     let label = c.label();
+                    // A fresh listing ticks the importable operations; a listing again keeps the
+                    // visitor's ticks and ticks those that just became importable (e.g. once
+                    // their path values were given).
                     let checked = match &form.operations {
-                        Some(ticked) => ticked.contains(&label),
+                        Some(ticked) => {
+                            ticked.contains(&label)
+                                || (c.importable && !form.was_importable.contains(&label))
+                        }
                         None => c.importable,
                     };
                     Operation {
@@ -155,6 +161,7 @@ fn import_page(
                     }
                 })
                 .collect(),
+            parameters: needed_parameters(&r.operations, &form.parameters),
             imported: r.import.as_ref().map(|i| Imported {
                 created: i.created,
                 created_ids: i.endpoints.iter().map(|e| e.id).collect(),
@@ -180,6 +187,39 @@ fn import_page(
     html(status, views::import::render(&chrome(s, "import"), &view))
 }
 
+/// The path parameters the listed operations need a value for, in order of first use, each
+/// with the value the form holds and the operations that need it.
+fn needed_parameters<'a>(
+    operations: &'a [apidrift_app::Candidate],
+    given: &[(String, String)],
+) -> Vec<views::import::Parameter<'a>> {
+    let mut out: Vec<views::import::Parameter<'a>> = Vec::new();
+    for c in operations {
+        for name in &c.parameters_needed {
+            let i = match out.iter().position(|p| p.name == name.as_str()) {
+                Some(i) => i,
+                None => {
+                    let value = given
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map_or_else(String::new, |(_, v)| v.clone());
+                    out.push(views::import::Parameter {
+                        name,
+                        value,
+                        needed_by: Vec::new(),
+                    });
+                    out.len() - 1
+                }
+            };
+            out[i].needed_by.push(c.label());
+        }
+    }
+    out
+}
+
+/// The form field of a path parameter's value: `parameter.` and its name.
+const PARAMETER_FIELD: &str = "parameter.";
+
 /// What the import form sent.
 struct ImportForm {
     document: String,
@@ -187,6 +227,10 @@ struct ImportForm {
     methods: Vec<String>,
     /// The operations ticked, when the form listed them.
     operations: Option<Vec<String>>,
+    /// The operations the last listing found importable (hidden fields).
+    was_importable: Vec<String>,
+    /// The path parameter values typed (name, value), blanks left out.
+    parameters: Vec<(String, String)>,
 }
 
 impl ImportForm {
@@ -198,6 +242,8 @@ impl ImportForm {
                 .map(|m| (*m).to_owned())
                 .collect(),
             operations: None,
+            was_importable: Vec::new(),
+            parameters: Vec::new(),
         }
     }
 
@@ -213,6 +259,15 @@ impl ImportForm {
             document: field(pairs, "document").unwrap_or("").to_owned(),
             methods: all("methods"),
             operations: (field(pairs, "listed") == Some("yes")).then(|| all("operations")),
+            was_importable: all("importable"),
+            parameters: pairs
+                .iter()
+                .filter_map(|(k, v)| {
+                    let name = k.strip_prefix(PARAMETER_FIELD)?;
+                    let value = v.trim();
+                    (!value.is_empty()).then(|| (name.to_owned(), value.to_owned()))
+                })
+                .collect(),
         }
     }
 }
@@ -247,6 +302,14 @@ async fn import_submit(state: web::Data<AppState>, req: HttpRequest, form: Sessi
         });
         if import && let Some(ops) = &form.operations {
             body["operations"] = serde_json::json!(ops);
+        }
+        if !form.parameters.is_empty() {
+            body["parameters"] = Value::Object(
+                form.parameters
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect(),
+            );
         }
         let request =
             apidrift_app::ParseRequest::from_value(body, state.service.import_max_bytes())?;

@@ -3,7 +3,7 @@
 //! Thin callers of the service's update, pause and delete use cases; the roles are the actions'
 //! (member edits and pauses, admin and above delete).
 
-use super::edit_form::patch_of;
+use super::edit_form::body_of;
 use super::form::{Form, FormLimit, SignedIn};
 use super::html::url_param;
 use super::kit::{Page, chrome, error_page, field, form_pairs, html, parse_uuid, redirect};
@@ -15,7 +15,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, web};
 use apidrift_app::read::StoredEndpoint;
 use apidrift_app::{Service, ServiceError, act};
-use apidrift_model::Cadence;
 use uuid::Uuid;
 
 /// Registers the lifecycle routes.
@@ -46,49 +45,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 fn values_of(e: &StoredEndpoint) -> EditValues {
-    let e = &e.settings;
-    EditValues {
-        name: e.name.clone(),
-        url: e.url.clone(),
-        method: e.method.as_str().to_owned(),
-        environment: e.environment.clone(),
-        description: e.description.clone().unwrap_or_default(),
-        tags: e.tags.join(", "),
-        content_type: e.content_type.clone(),
-        diff_mode: e.diff_mode.as_str().to_owned(),
-        timeout_ms: e.timeout_ms.to_string(),
-        schedule: match e.schedule {
-            Some(Cadence::Every(f)) => f.as_str().to_owned(),
-            _ => String::new(),
-        },
-        interval: match e.schedule {
-            Some(Cadence::Interval(n)) => n.to_string(),
-            _ => String::new(),
-        },
-        ignore_paths: e.ignore_paths.join("\n"),
-        identity_keys: e
-            .identity_keys
-            .iter()
-            .map(|(p, k)| format!("{p}={k}"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        severity_overrides: e
-            .severity_overrides
-            .iter()
-            .map(|o| match &o.path {
-                Some(path) => format!("{}={path}={}", o.rule, o.severity),
-                None => format!("{}={}", o.rule, o.severity),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        follow_redirects: e.follow_redirects,
-        retries: e.retries.to_string(),
-        max_response_time_ms: e
-            .max_response_time_ms
-            .map(|ms| ms.to_string())
-            .unwrap_or_default(),
-        slow_after: e.slow_after.to_string(),
-    }
+    super::edit_form::values_of(&e.settings)
 }
 
 /// What the edit form says when the endpoint changed after it was opened.
@@ -144,7 +101,7 @@ async fn edit_submit(
         Ok(e) => e,
         Err(e) => return Ok(error_page(Some(&s), &e)),
     };
-    let (values, patch) = patch_of(&pairs);
+    let (values, patch) = body_of(&pairs);
     // The version the form showed (absent from a form older than versions: the fields it sends
     // are laid over the current endpoint).
     let shown = match field(&pairs, "version").map(str::trim) {

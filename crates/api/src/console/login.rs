@@ -26,7 +26,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 async fn home(state: web::Data<AppState>, req: HttpRequest) -> Page {
     Ok(match session::current(&state, &req).await? {
-        Some(_) => redirect("/console/endpoints"),
+        Some(_) => redirect("/console/overview"),
         None => redirect("/console/login"),
     })
 }
@@ -40,7 +40,7 @@ fn login_page(status: StatusCode, message: Option<&str>, email: &str) -> HttpRes
 
 async fn login_form(state: web::Data<AppState>, req: HttpRequest) -> Page {
     if session::current(&state, &req).await?.is_some() {
-        return Ok(redirect("/console/endpoints"));
+        return Ok(redirect("/console/overview"));
     }
     Ok(login_page(StatusCode::OK, None, ""))
 }
@@ -107,7 +107,7 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, payload: web::Paylo
     }
     let value = session::start(&state, user.id, membership.workspace_id).await?;
     Ok(HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, "/console/endpoints"))
+        .insert_header((header::LOCATION, "/console/overview"))
         .cookie(session::session_cookie(&req, value))
         .finish())
 }

@@ -3,9 +3,12 @@
 //!
 //! One handler module per page family, each beside its view module in [`views`]:
 //! * [`login`]: signing in and out;
+//! * [`overview`]: the landing page after login (counts by health, newest drifts, failed
+//!   fetches, next scheduled runs);
 //! * [`endpoints`]: the endpoint list (health badges, filters, pagination);
 //! * [`endpoint`]: one endpoint (details without credentials, latest diff, history,
 //!   capture-baseline and run-check buttons);
+//! * [`add`]: the **Add endpoint** form (the edit page's form, posting to the create use case);
 //! * [`lifecycle`]: edit, pause/resume, delete (one or several) with confirmation;
 //! * [`diff`]: one diff (changes grouped and coloured by severity, the accept button);
 //! * [`tokens`]: create with scope checkboxes, shown once, list, revoke;
@@ -28,6 +31,7 @@
 //! tokens and webhooks (their delivery logs and test sends included) and accept diffs. Accept,
 //! revoke and delete ask for confirmation first.
 
+pub mod add;
 pub mod deliveries;
 pub mod diff;
 pub mod edit_form;
@@ -39,6 +43,7 @@ pub mod import;
 pub mod kit;
 pub mod lifecycle;
 pub mod login;
+pub mod overview;
 pub mod probe;
 pub mod session;
 pub mod tokens;
@@ -52,8 +57,10 @@ use utoipa_actix_web::service_config::ServiceConfig;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // Before `/console/endpoints/{id}` (registered later), which would take `delete` for an id.
     lifecycle::configure(cfg);
+    add::configure(cfg);
     deliveries::configure(cfg);
     login::configure(cfg);
+    overview::configure(cfg);
     endpoints::configure(cfg);
     endpoint::configure(cfg);
     diff::configure(cfg);

@@ -3,7 +3,7 @@
 //! check coloured by its outcome. A pure function of the checks; every text (the tooltips) goes
 //! through maud's escaping, and the only numbers written into attributes are computed here.
 
-use super::layout::time;
+use super::layout::timestamp;
 use maud::{Markup, html};
 use time::OffsetDateTime;
 
@@ -45,7 +45,7 @@ impl CheckPoint<'_> {
         let error = self.error.map(|e| format!(" ({e})")).unwrap_or_default();
         format!(
             "{}: {status}{error}, {ms}, {} breaking, {} warnings",
-            time(Some(self.at)),
+            timestamp(self.at),
             self.breaking_count,
             self.warning_count
         )

@@ -3,7 +3,7 @@
 //! attempt and state, paged. Never a payload, a secret, a signature or a Slack/Discord URL: the
 //! view model holds none of them.
 
-use super::layout::{Chrome, badge, csrf_field, page};
+use super::layout::{Chrome, badge, csrf_field, page, time_text};
 use maud::{Markup, html};
 use uuid::Uuid;
 
@@ -65,7 +65,7 @@ pub fn render(chrome: &Chrome, v: &DeliveryLog<'_>) -> Markup {
                 dt { "Kind" } dd { (v.kind) }
                 dt { "URL" } dd { code id="webhook-url" { (v.url) } }
                 dt { "Minimum severity" } dd { (badge(v.min_severity)) }
-                dt { "Created" } dd { (v.created_at) }
+                dt { "Created" } dd { (time_text(Some(v.created_at))) }
             }
             @match &v.test {
                 None => {}
@@ -126,9 +126,9 @@ pub fn render(chrome: &Chrome, v: &DeliveryLog<'_>) -> Markup {
                                         None => "—",
                                     }
                                 }
-                                td { (d.created_at) }
+                                td { (time_text(Some(d.created_at))) }
                                 td { (d.attempts) }
-                                td { (d.last_attempt_at.unwrap_or("—")) }
+                                td { (time_text(d.last_attempt_at)) }
                                 td {
                                     @match d.last_status { Some(s) => (s), None => "—" }
                                 }
@@ -218,10 +218,15 @@ mod tests {
         v.test = Some(TestOutcome::Delivered(Some(204)));
         let html = render(&chrome(), &v).into_string();
         let nil = Uuid::nil();
+        let (created, last) = (
+            time_text(Some("2026-01-02T03:04:05.000Z")).into_string(),
+            time_text(Some("2026-01-02T03:04:06.000Z")).into_string(),
+        );
+        assert!(created.starts_with("<time datetime=\"2026-01-02T03:04:05.000Z\""));
         assert!(html.contains(&format!(
             "<td><code>drift.detected</code></td><td><a href=\"/console/endpoints/{nil}\">orders</a></td>\
-             <td><a href=\"/console/diffs/{nil}\">view diff</a></td><td>2026-01-02T03:04:05.000Z</td>\
-             <td>2</td><td>2026-01-02T03:04:06.000Z</td><td>500</td><td>HTTP 500</td>\
+             <td><a href=\"/console/diffs/{nil}\">view diff</a></td><td>{created}</td>\
+             <td>2</td><td>{last}</td><td>500</td><td>HTTP 500</td>\
              <td><span class=\"badge failed\">failed</span></td>"
         )), "{html}");
         assert!(

@@ -1,8 +1,11 @@
-//! The endpoint edit form: every field of create, prefilled; credentials, extra headers and the
-//! request body are write-only ("leave blank to keep"), with an explicit choice to remove the
-//! credentials. A refused save shows the reason (naming the field) above the submitted values.
-//! The form carries the version of the endpoint it shows (hidden): when someone else changed the
-//! endpoint meanwhile, nothing is saved and the form comes back with the current values.
+//! The endpoint form, one component for **Add endpoint** and **Edit**: every field of create.
+//! On edit it is prefilled; credentials, extra headers and the request body are write-only
+//! ("leave blank to keep"), with an explicit choice to remove the credentials. On add it starts
+//! at the create defaults. A refused save shows the reason (naming the field) above the
+//! submitted values, never a secret's value.
+//! The edit form carries the version of the endpoint it shows (hidden): when someone else
+//! changed the endpoint meanwhile, nothing is saved and the form comes back with the current
+//! values.
 
 use super::layout::{Chrome, alert, csrf_field, page};
 use maud::{Markup, html};
@@ -62,17 +65,54 @@ const DIFF_MODES: [&str; 2] = ["schema", "full"];
 const SCHEDULES: [&str; 4] = ["HOURLY", "DAILY", "WEEKLY", "MONTHLY"];
 const AUTH_TYPES: [&str; 5] = ["bearer", "api_key", "basic", "oauth", "custom"];
 
+/// The add page.
+#[derive(Debug)]
+pub struct AddEndpoint<'a> {
+    pub values: EditValues,
+    /// Why the last save was refused.
+    pub error: Option<&'a str>,
+}
+
+/// What differs between the two uses of the form.
+enum Kind<'a> {
+    Add,
+    Edit(&'a EditEndpoint<'a>),
+}
+
 pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
-    let f = &v.values;
     page(
         &format!("Edit {}", v.stored_name),
         chrome,
         html! {
             h1 { "Edit " (v.stored_name) }
             @if let Some(e) = v.error { (alert(e)) }
-            form method="post" action={ "/console/endpoints/" (v.id) "/edit" } {
+            (endpoint_form(chrome, &v.values, &Kind::Edit(v)))
+        },
+    )
+}
+
+pub fn render_add(chrome: &Chrome, v: &AddEndpoint<'_>) -> Markup {
+    page(
+        "Add endpoint",
+        chrome,
+        html! {
+            h1 { "Add endpoint" }
+            @if let Some(e) = v.error { (alert(e)) }
+            (endpoint_form(chrome, &v.values, &Kind::Add))
+        },
+    )
+}
+
+/// The form itself, shared by add and edit.
+fn endpoint_form(chrome: &Chrome, f: &EditValues, kind: &Kind<'_>) -> Markup {
+    let action = match kind {
+        Kind::Add => "/console/endpoints/new".to_owned(),
+        Kind::Edit(v) => format!("/console/endpoints/{}/edit", v.id),
+    };
+    html! {
+            form method="post" action=(action) {
                 (csrf_field(&chrome.csrf))
-                input type="hidden" name="version" value=(v.version);
+                @if let Kind::Edit(v) = kind { input type="hidden" name="version" value=(v.version); }
                 label for="name" { "Name" }
                 input id="name" name="name" value=(f.name) maxlength="200" required;
                 label for="url" { "URL" }
@@ -122,52 +162,85 @@ pub fn render(chrome: &Chrome, v: &EditEndpoint<'_>) -> Markup {
                     " "
                     label class="inline" for="follow_redirects" { "Follow redirects" }
                 }
-                fieldset {
-                    legend { "Credentials (write-only: never shown)" }
-                    p { "Stored now: " strong { (v.auth_type) } ". Leave the fields blank to keep them." }
-                    label for="auth_type" { "Replace with" }
-                    select id="auth_type" name="auth_type" {
-                        option value="" selected { "keep the current credentials" }
-                        @for t in AUTH_TYPES { option value=(t) { (t) } }
+                @match kind {
+                    Kind::Edit(v) => {
+                        fieldset {
+                            legend { "Credentials (write-only: never shown)" }
+                            p { "Stored now: " strong { (v.auth_type) } ". Leave the fields blank to keep them." }
+                            label for="auth_type" { "Replace with" }
+                            select id="auth_type" name="auth_type" {
+                                option value="" selected { "keep the current credentials" }
+                                @for t in AUTH_TYPES { option value=(t) { (t) } }
+                            }
+                            (credential_inputs())
+                            div {
+                                input type="checkbox" id="remove_auth" name="remove_auth" value="yes";
+                                " "
+                                label class="inline" for="remove_auth" { "Remove the credentials (send requests without authentication)" }
+                            }
+                        }
+                        fieldset {
+                            legend { "Extra headers and request body (write-only)" }
+                            p {
+                                "Headers: " @if v.has_headers { "set" } @else { "none" }
+                                ". Request body: " @if v.has_request_body { "set" } @else { "none" }
+                                ". Leave blank to keep."
+                            }
+                            label for="headers" { "Replace headers (one " code { "Name: value" } " a line)" }
+                            textarea id="headers" name="headers" rows="2" cols="60" autocomplete="off" {}
+                            label for="request_body" { "Replace request body" }
+                            textarea id="request_body" name="request_body" rows="3" cols="60" autocomplete="off" {}
+                        }
+                        p {
+                            button type="submit" id="save-endpoint" { "Save" }
+                            " "
+                            a href={ "/console/endpoints/" (v.id) } { "Cancel" }
+                        }
                     }
-                    label for="auth_token" { "Token (bearer, oauth)" }
-                    input id="auth_token" name="auth_token" type="password" autocomplete="off";
-                    label for="auth_key" { "Key (api_key)" }
-                    input id="auth_key" name="auth_key" type="password" autocomplete="off";
-                    label for="auth_header" { "Header name (api_key, custom)" }
-                    input id="auth_header" name="auth_header" autocomplete="off";
-                    label for="auth_value" { "Header value (custom)" }
-                    input id="auth_value" name="auth_value" type="password" autocomplete="off";
-                    label for="auth_username" { "Username (basic)" }
-                    input id="auth_username" name="auth_username" autocomplete="off";
-                    label for="auth_password" { "Password (basic)" }
-                    input id="auth_password" name="auth_password" type="password" autocomplete="off";
-                    div {
-                        input type="checkbox" id="remove_auth" name="remove_auth" value="yes";
-                        " "
-                        label class="inline" for="remove_auth" { "Remove the credentials (send requests without authentication)" }
+                    Kind::Add => {
+                        fieldset {
+                            legend { "Credentials (write-only: never shown again, not even after a refused save)" }
+                            label for="auth_type" { "Authentication" }
+                            select id="auth_type" name="auth_type" {
+                                option value="" selected { "none" }
+                                @for t in AUTH_TYPES { option value=(t) { (t) } }
+                            }
+                            (credential_inputs())
+                        }
+                        fieldset {
+                            legend { "Extra headers and request body (write-only)" }
+                            label for="headers" { "Headers (one " code { "Name: value" } " a line)" }
+                            textarea id="headers" name="headers" rows="2" cols="60" autocomplete="off" {}
+                            label for="request_body" { "Request body (POST, PUT, PATCH)" }
+                            textarea id="request_body" name="request_body" rows="3" cols="60" autocomplete="off" {}
+                        }
+                        p {
+                            button type="submit" id="save-endpoint" { "Add endpoint" }
+                            " "
+                            a href="/console/endpoints" { "Cancel" }
+                        }
                     }
-                }
-                fieldset {
-                    legend { "Extra headers and request body (write-only)" }
-                    p {
-                        "Headers: " @if v.has_headers { "set" } @else { "none" }
-                        ". Request body: " @if v.has_request_body { "set" } @else { "none" }
-                        ". Leave blank to keep."
-                    }
-                    label for="headers" { "Replace headers (one " code { "Name: value" } " a line)" }
-                    textarea id="headers" name="headers" rows="2" cols="60" autocomplete="off" {}
-                    label for="request_body" { "Replace request body" }
-                    textarea id="request_body" name="request_body" rows="3" cols="60" autocomplete="off" {}
-                }
-                p {
-                    button type="submit" id="save-endpoint" { "Save" }
-                    " "
-                    a href={ "/console/endpoints/" (v.id) } { "Cancel" }
                 }
             }
-        },
-    )
+    }
+}
+
+/// The credential inputs, never prefilled.
+fn credential_inputs() -> Markup {
+    html! {
+        label for="auth_token" { "Token (bearer, oauth)" }
+        input id="auth_token" name="auth_token" type="password" autocomplete="off";
+        label for="auth_key" { "Key (api_key)" }
+        input id="auth_key" name="auth_key" type="password" autocomplete="off";
+        label for="auth_header" { "Header name (api_key, custom)" }
+        input id="auth_header" name="auth_header" autocomplete="off";
+        label for="auth_value" { "Header value (custom)" }
+        input id="auth_value" name="auth_value" type="password" autocomplete="off";
+        label for="auth_username" { "Username (basic)" }
+        input id="auth_username" name="auth_username" autocomplete="off";
+        label for="auth_password" { "Password (basic)" }
+        input id="auth_password" name="auth_password" type="password" autocomplete="off";
+    }
 }
 
 /// The latency threshold inputs (`maxResponseTimeMs`, `slowAfter`).
@@ -256,5 +329,53 @@ mod tests {
         assert_escaped(&html);
         assert!(html.contains("<p class=\"error\" role=\"alert\">&lt;script&gt;"));
         assert!(!html.contains("</textarea><script"));
+    }
+
+    #[test]
+    fn the_add_form_shares_the_fields_and_never_echoes_a_secret() {
+        let values = EditValues {
+            name: "items".into(),
+            url: "https://a.example/items".into(),
+            method: "GET".into(),
+            schedule: "HOURLY".into(),
+            ..EditValues::default()
+        };
+        let html = render_add(
+            &chrome(),
+            &AddEndpoint {
+                values,
+                error: Some("url: must be an absolute http or https URL"),
+            },
+        )
+        .into_string();
+        assert!(html.contains(
+            "<form method=\"post\" action=\"/console/endpoints/new\">\
+             <input type=\"hidden\" name=\"_csrf\" value=\"csrf-token\">\
+             <label for=\"name\">Name</label>"
+        ));
+        assert!(html.contains("<p class=\"error\" role=\"alert\">url: must be an absolute"));
+        assert!(html.contains("name=\"url\" value=\"https://a.example/items\""));
+        assert!(html.contains("<option value=\"HOURLY\" selected>hourly</option>"));
+        assert!(html.contains("<option value=\"\" selected>none</option>"));
+        assert!(html.contains("id=\"save-endpoint\">Add endpoint</button>"));
+        // No version, no "keep" wording, no remove choice.
+        for absent in ["name=\"version\"", "keep the current", "remove_auth"] {
+            assert!(!html.contains(absent), "{absent}");
+        }
+        for name in ["auth_token", "auth_key", "auth_value", "auth_password"] {
+            assert!(html.contains(&format!(
+                "name=\"{name}\" type=\"password\" autocomplete=\"off\">"
+            )));
+        }
+        // The same fields as the edit form: every input name of one is in the other.
+        let edit = render(&chrome(), &view(EditValues::default(), None)).into_string();
+        let names = |h: &str| -> std::collections::BTreeSet<String> {
+            h.split(" name=\"")
+                .skip(1)
+                .filter_map(|r| r.split('"').next().map(str::to_owned))
+                .filter(|n| n != "version" && n != "remove_auth")
+                .collect()
+        };
+        assert_eq!(names(&html), names(&edit));
     }
 }

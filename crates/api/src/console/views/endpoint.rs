@@ -3,7 +3,8 @@
 //! diff history.
 
 use super::chart::{self, CheckPoint};
-use super::layout::{Chrome, badge, csrf_field, millis, page, time};
+use super::layout::{Chrome, badge, csrf_field, millis, page, schedule, time};
+use apidrift_model::Cadence;
 use apidrift_model::{DiffSummary, Health};
 use maud::{Markup, html};
 use time::OffsetDateTime;
@@ -41,6 +42,9 @@ pub struct EndpointDetail<'a> {
     pub can_delete: bool,
     /// Whether schedules skip the endpoint.
     pub paused: bool,
+    /// Its schedule, if any, and when the schedule runs it next.
+    pub schedule: Option<Cadence>,
+    pub next_run_at: Option<OffsetDateTime>,
     /// The latest diffs, newest first.
     pub history: &'a [DiffSummary],
     /// The latest checks for the charts (any order).
@@ -127,7 +131,10 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                 dt { "Latest check" }
                 dd { (v.breaking_count) " breaking, " (v.warning_count) " warnings" }
                 dt { "Schedule" }
-                dd id="schedule-state" { @if v.paused { "paused (manual checks still run)" } @else { "active" } }
+                dd id="schedule-state" {
+                    (schedule(v.schedule, v.next_run_at, v.paused, OffsetDateTime::now_utc()))
+                    @if v.paused { " (manual checks still run)" }
+                }
             }
             @if v.can_act {
                 form class="inline" method="post" action={ "/console/endpoints/" (v.id) "/baseline" } {
@@ -275,6 +282,8 @@ mod tests {
             can_act: true,
             can_delete: true,
             paused: false,
+            schedule: None,
+            next_run_at: None,
             history,
             chart: &[],
             checks: &[],
@@ -355,15 +364,25 @@ mod tests {
         assert!(html.contains(
             "<form class=\"inline\" method=\"get\" action=\"/console/endpoints/00000000-0000-0000-0000-000000000000/delete\">"
         ));
-        assert!(html.contains("<dd id=\"schedule-state\">active</dd>"));
+        // No schedule: said so, never "active".
+        assert!(html.contains("<dd id=\"schedule-state\">not scheduled</dd>"));
         assert!(html.contains("No checks yet: the charts appear"));
+        v.schedule = Some(Cadence::Every(apidrift_model::Frequency::Hourly));
+        v.next_run_at = Some(
+            OffsetDateTime::now_utc() + time::Duration::minutes(12) + time::Duration::seconds(30),
+        );
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("<dd id=\"schedule-state\">every 1 hour · next run <time datetime="));
+        assert!(html.contains(">in 12 min</time></dd>"));
         v.paused = true;
         v.can_delete = false;
         let html = render(&chrome(), &v).into_string();
         assert!(html.contains("id=\"resume-endpoint\""));
         assert!(!html.contains("id=\"pause-endpoint\""));
         assert!(!html.contains("delete-endpoint"));
-        assert!(html.contains("paused (manual checks still run)"));
+        assert!(html.contains(
+            "<dd id=\"schedule-state\">every 1 hour · paused (manual checks still run)</dd>"
+        ));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! admins and owners a checkbox per row and **Delete selected…**, which opens the confirmation
 //! page naming them.
 
-use super::layout::{Chrome, badge, millis, page, time};
+use super::layout::{Chrome, badge, millis, page, schedule, time};
 use super::uptime::{sparkline, uptime_cell};
 use crate::console::html::url_param;
+use apidrift_model::Cadence;
 use apidrift_model::Health;
 use maud::{Markup, html};
 use time::OffsetDateTime;
@@ -29,6 +30,8 @@ pub struct EndpointList<'a> {
     pub flash: Option<&'a str>,
     /// Whether the user may delete endpoints (admin and above): the rows get checkboxes.
     pub can_delete: bool,
+    /// Whether the user may add endpoints (member and above): the **Add endpoint** link.
+    pub can_add: bool,
 }
 
 /// An endpoint as the list shows it.
@@ -49,6 +52,9 @@ pub struct EndpointRow<'a> {
     pub uptime: Option<apidrift_model::Uptime>,
     /// The last response times, oldest first (`None`: no response), for the sparkline.
     pub recent: Vec<Option<u32>>,
+    pub schedule: Option<Cadence>,
+    pub next_run_at: Option<OffsetDateTime>,
+    pub paused: bool,
 }
 
 const HEALTHS: [Health; 5] = [
@@ -65,11 +71,13 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
         url_param(v.health_query),
         url_param(v.environment)
     );
+    let now = OffsetDateTime::now_utc();
     page(
         "Endpoints",
         chrome,
         html! {
             h1 { "Endpoints" }
+            @if v.can_add { p { a href="/console/endpoints/new" id="add-endpoint" { "Add endpoint" } } }
             form method="get" action="/console/endpoints" aria-label="Filters" {
                 label for="health" { "Health" }
                 select id="health" name="health" {
@@ -95,6 +103,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                     th scope="col" { "Environment" }
                     th scope="col" { "Last checked" }
                     th scope="col" { "Uptime (24 h)" }
+                    th scope="col" { "Schedule" }
                     th scope="col" { "Response time" }
                     th scope="col" { "Breaking / warnings" }
                 } }
@@ -113,6 +122,7 @@ pub fn render(chrome: &Chrome, v: &EndpointList<'_>) -> Markup {
                             td { (e.environment) }
                             td { (time(e.last_checked_at)) }
                             td { (uptime_cell(e.uptime.as_ref())) }
+                            td class="nowrap" { (schedule(e.schedule, e.next_run_at, e.paused, now)) }
                             td { (millis(e.response_time)) (sparkline(&e.recent)) }
                             td { (e.breaking_count) " / " (e.warning_count) }
                         }
@@ -155,6 +165,9 @@ mod tests {
             warning_count: 2,
             uptime: None,
             recent: Vec::new(),
+            schedule: None,
+            next_run_at: None,
+            paused: false,
         }
     }
 
@@ -169,6 +182,7 @@ mod tests {
             next: Some(50),
             flash: None,
             can_delete: false,
+            can_add: false,
         }
     }
 
@@ -221,7 +235,7 @@ mod tests {
              <td><code>GET https://a.example/</code></td><td>production</td><td>—</td>\
              <td><span class=\"uptime\" title=\"24 h — · 7 days — · 30 days —\" \
              aria-label=\"Uptime 24 h — · 7 days — · 30 days —\">—</span></td>\
-             <td>40 ms</td><td>1 / 2</td>"
+             <td class=\"nowrap\">not scheduled</td><td>40 ms</td><td>1 / 2</td>"
         ));
         // With history: the day's uptime (the others on hover) and a sparkline after the time.
         let mut r = row("a", "https://a.example/");
@@ -237,12 +251,30 @@ mod tests {
             "{html}"
         );
         assert!(
-            html.contains(">99.5%</span></td><td>40 ms<svg class=\"spark\""),
+            html.contains(">99.5%</span></td><td class=\"nowrap\">not scheduled</td><td>40 ms<svg class=\"spark\""),
             "{html}"
         );
         assert!(html.contains(
             "<a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=0\">Previous page</a> \
              <a href=\"/console/endpoints?health=warning&amp;environment=&amp;offset=50\">Next page</a>"
         ));
+    }
+
+    #[test]
+    fn the_schedule_column_and_the_add_link() {
+        let mut r = row("a", "https://a.example/");
+        r.schedule = Some(Cadence::Interval(300));
+        let mut v = list(vec![r]);
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains("<th scope=\"col\">Schedule</th>"));
+        assert!(html.contains("<td class=\"nowrap\">every 5 min</td>"));
+        assert!(!html.contains("add-endpoint"));
+        v.can_add = true;
+        let html = render(&chrome(), &v).into_string();
+        assert!(
+            html.contains(
+                "<a href=\"/console/endpoints/new\" id=\"add-endpoint\">Add endpoint</a>"
+            )
+        );
     }
 }

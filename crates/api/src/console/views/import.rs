@@ -25,6 +25,8 @@ pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
 pub enum ImportOutcome<'a> {
     Listed {
         operations: Vec<Operation<'a>>,
+        /// The path parameters the operations need values for.
+        parameters: Vec<Parameter<'a>>,
         /// Present when the visitor asked to import.
         imported: Option<Imported<'a>>,
     },
@@ -47,6 +49,16 @@ pub struct Operation<'a> {
     pub not_importable: Option<&'a str>,
 }
 
+/// A path parameter the document gives no example for: the form asks for its value.
+#[derive(Debug)]
+pub struct Parameter<'a> {
+    pub name: &'a str,
+    /// The value typed so far (empty: none).
+    pub value: String,
+    /// The operations (`GET /repos/{owner}/{repo}`) whose path needs it.
+    pub needed_by: Vec<String>,
+}
+
 /// The outcome of an import.
 #[derive(Debug)]
 pub struct Imported<'a> {
@@ -63,7 +75,7 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
         chrome,
         html! {
             h1 { "Import an OpenAPI document" }
-            p { "OpenAPI 3.0, 3.1 or 3.2, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values. Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
+            p { "OpenAPI 3.0, 3.1 or 3.2, JSON or YAML. Operations become endpoints with no authentication and their response contracts attached; path templates need example values (or the values you give once the operations are listed). Only GET and HEAD operations are imported unless you tick other methods; list the operations, then tick the ones to import." }
             @match &v.outcome {
                 Some(ImportOutcome::Listed { imported: Some(i), .. }) => {
                     {
@@ -103,6 +115,19 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                         " " label for=(id) { (m) } " "
                     }
                 }
+                @if let Some(ImportOutcome::Listed { parameters, .. }) = &v.outcome {
+                @if !parameters.is_empty() {
+                    fieldset id="parameters" {
+                        legend { "Path values" }
+                        p { "The document gives no example for these path parameters. Type a value for each (e.g. " code { "octocat" } "), tick the operations that need them, and import; List operations again shows their URLs." }
+                        @for (i, p) in parameters.iter().enumerate() {
+                            @let id = format!("parameter-{i}");
+                            label for=(id) { code { (p.name) } " (needed by " (p.needed_by.join(", ")) ")" }
+                            input id=(id) name={ "parameter." (p.name) } value=(p.value) autocomplete="off";
+                        }
+                    }
+                }
+                }
                 p {
                     button type="submit" name="action" value="parse" { "List operations" }
                     " "
@@ -112,6 +137,9 @@ pub fn render(chrome: &Chrome, v: &Import<'_>) -> Markup {
                 }
                 @if let Some(ImportOutcome::Listed { operations, .. }) = &v.outcome {
                     input type="hidden" name="listed" value="yes";
+                    @for c in operations.iter().filter(|c| c.not_importable.is_none()) {
+                        input type="hidden" name="importable" value=(c.label);
+                    }
                     h2 { "Operations" }
                     table id="operations" {
                         thead { tr {
@@ -172,6 +200,7 @@ mod tests {
             methods: vec!["GET", "HEAD"],
             outcome: Some(ImportOutcome::Listed {
                 operations,
+                parameters: Vec::new(),
                 imported,
             }),
             can_delete: false,
@@ -279,5 +308,39 @@ mod tests {
             .unwrap_or("");
         assert!(form.contains("name=\"_csrf\"") && form.contains("id=\"op-1\""));
         assert!(html.contains("required>{}</textarea>"));
+    }
+
+    #[test]
+    fn path_values_are_asked_for_by_name() {
+        let mut v = listed(vec![operation("health", "https://a.example/healthz")], None);
+        if let Some(ImportOutcome::Listed { parameters, .. }) = &mut v.outcome {
+            parameters.push(Parameter {
+                name: "owner",
+                value: "octo\"cat".into(),
+                needed_by: vec!["GET /repos/{owner}".into(), "GET /users/{owner}".into()],
+            });
+            parameters.push(Parameter {
+                name: HOSTILE,
+                value: String::new(),
+                needed_by: vec![HOSTILE.into()],
+            });
+        }
+        let html = render(&chrome(), &v).into_string();
+        assert_escaped(&html);
+        assert!(html.contains(
+            "<label for=\"parameter-0\"><code>owner</code> (needed by GET /repos/{owner}, GET /users/{owner})</label>\
+             <input id=\"parameter-0\" name=\"parameter.owner\" value=\"octo&quot;cat\" autocomplete=\"off\">"
+        ), "{html}");
+        // Inside the form, with the importable operations remembered.
+        let form = html
+            .split("action=\"/console/import\"")
+            .nth(1)
+            .and_then(|f| f.split("</form>").next())
+            .unwrap_or("");
+        assert!(form.contains("id=\"parameters\""));
+        assert!(form.contains("<input type=\"hidden\" name=\"importable\" value=\"GET /health\">"));
+        // No parameters: no fieldset.
+        let html = render(&chrome(), &listed(Vec::new(), None)).into_string();
+        assert!(!html.contains("id=\"parameters\""));
     }
 }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod import;
 pub mod layout;
 pub mod login;
+pub mod overview;
 pub mod probe;
 pub mod tokens;
 pub mod uptime;

@@ -2,7 +2,7 @@
 //! kind selector (generic signed webhook, Slack, Discord, PagerDuty), and the list with a link
 //! to each webhook's delivery log (see [`super::deliveries`]) and remove buttons.
 
-use super::layout::{Chrome, badge, csrf_field, page};
+use super::layout::{Chrome, badge, csrf_field, page, time_text};
 use apidrift_model::Severity;
 use maud::{Markup, html};
 use uuid::Uuid;
@@ -129,7 +129,7 @@ pub fn render(chrome: &Chrome, v: &Webhooks<'_>) -> Markup {
                                 td { (w.kind) }
                                 td { code { (w.url) } }
                                 td { (badge(w.min_severity)) }
-                                td { (w.created_at) }
+                                td { (time_text(Some(w.created_at))) }
                                 td {
                                     a href={ "/console/webhooks/" (w.id) } aria-label={ "Deliveries and test of " (w.url) } { "Deliveries and test" }
                                     " "
@@ -210,13 +210,15 @@ mod tests {
         assert!(html.contains("<code id=\"secret-value\" class=\"token\">whsec_x</code>"));
         assert!(html.contains("<option value=\"warning\" selected>warning</option>"));
         assert!(html.contains("<option value=\"info\">info</option>"));
-        assert!(html.contains(
+        let created = time_text(Some("2026-01-02T03:04:05.000Z")).into_string();
+        assert!(created.starts_with("<time datetime=\"2026-01-02T03:04:05.000Z\""));
+        assert!(html.contains(&format!(
             "<tr><td>generic</td><td><code>https://h.example/a</code></td><td><span class=\"badge info\">info</span></td>\
-             <td>2026-01-02T03:04:05.000Z</td><td><a href=\"/console/webhooks/00000000-0000-0000-0000-000000000000\" \
+             <td>{created}</td><td><a href=\"/console/webhooks/00000000-0000-0000-0000-000000000000\" \
              aria-label=\"Deliveries and test of https://h.example/a\">Deliveries and test</a> \
              <form class=\"inline\" method=\"post\" \
              action=\"/console/webhooks/00000000-0000-0000-0000-000000000000/remove\">"
-        ));
+        )));
         assert!(!html.contains("No webhooks yet."));
         let html = render(
             &chrome(),
