@@ -71,6 +71,7 @@ diesel::table! {
         retries -> Integer,
         identity_keys -> Text,
         version -> BigInt,
+        key -> Nullable<Text>,
     }
 }
 
