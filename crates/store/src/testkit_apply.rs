@@ -171,7 +171,8 @@ pub async fn apply_is_one_transaction(store: Arc<dyn Store>) -> TestResult {
         version,
         changes: ch.clone(),
     };
-    let cases: Vec<(&str, ApplyWrite, fn(&StoreError) -> bool)> = vec![
+    type Case = (&'static str, ApplyWrite, fn(&StoreError) -> bool);
+    let cases: Vec<Case> = vec![
         (
             "a stale version",
             ApplyWrite {

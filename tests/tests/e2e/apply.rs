@@ -397,7 +397,10 @@ fn flow(f: &mut Flow<'_>, unkeyed: bool) -> TestResult {
     Ok(())
 }
 
-fn setup(backend: Backend) -> Result<Option<(Env, String, String)>, Box<dyn Error>> {
+/// An environment with a workspace and an admin token: (env, workspace id, token).
+type Setup = (Env, String, String);
+
+fn setup(backend: Backend) -> Result<Option<Setup>, Box<dyn Error>> {
     let Some(env) = Env::new(backend, ENV)? else {
         return Ok(None);
     };
