@@ -57,12 +57,33 @@ const HARNESS_PREFIXES: &[&str] = &[
 ];
 const HARNESS_VARIABLES: &[&str] = &["APIDRIFT_BIN", "APIDRIFT_PROXY_CHILD"];
 
+/// `APIDRIFT_` variables of `apidrift apply`: the token of `--server`, never a setting.
+const APPLY_VARIABLES: &[&str] = &["APIDRIFT_TOKEN"];
+
+/// Whether `name` is a secret placeholder of an exported monitors file
+/// (`APIDRIFT_SECRET_<KEY>_<FIELD>`, see `apidrift export`): read by `apidrift apply`, never a
+/// setting. Only the field endings export writes count, so a misspelt setting still stops.
+fn is_monitors_secret(name: &str) -> bool {
+    const FIELDS: &[&str] = &[
+        "_AUTH_TOKEN",
+        "_AUTH_KEY",
+        "_AUTH_USERNAME",
+        "_AUTH_PASSWORD",
+        "_AUTH_VALUE",
+        "_REQUEST_BODY",
+    ];
+    name.strip_prefix("APIDRIFT_SECRET_")
+        .is_some_and(|rest| rest.contains("_HEADER_") || FIELDS.iter().any(|f| rest.ends_with(f)))
+}
+
 /// Whether the `APIDRIFT_` variable `name` is read as a setting through `config`'s environment
 /// source (every other one is a flag's, a list's, a log's or the test harness's).
 fn is_setting_variable(name: &str) -> bool {
     name.starts_with("APIDRIFT_")
         && !FLAG_VARIABLES.contains(&name)
         && !HARNESS_VARIABLES.contains(&name)
+        && !APPLY_VARIABLES.contains(&name)
+        && !is_monitors_secret(name)
         && !HARNESS_PREFIXES.iter().any(|p| name.starts_with(p))
         && LIST_VARIABLES.iter().all(|(n, _)| *n != name)
         && LOG_VARIABLES.iter().all(|(n, _)| *n != name)
@@ -916,6 +937,21 @@ mod tests {
             "flag variables missing from FLAG_VARIABLES: {missing:?}"
         );
         assert!(found.iter().any(|n| n == "APIDRIFT_WORKSPACE"), "{found:?}");
+    }
+
+    #[test]
+    fn apply_variables_are_not_settings() {
+        for name in [
+            "APIDRIFT_TOKEN",
+            "APIDRIFT_SECRET_SVC_07_AUTH_TOKEN",
+            "APIDRIFT_SECRET_USERS_V2_HEADER_X_API_KEY",
+            "APIDRIFT_SECRET_ORDERS_REQUEST_BODY",
+        ] {
+            assert!(!is_setting_variable(name), "{name}");
+        }
+        for name in ["APIDRIFT_SECRET_KEY_FILE", "APIDRIFT_SECRET_KEY_FIEL"] {
+            assert!(is_setting_variable(name), "{name}");
+        }
     }
 
     #[test]

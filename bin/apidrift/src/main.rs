@@ -144,6 +144,11 @@ enum Command {
     Endpoint(DbGroup<cmd::endpoint::EndpointCommand>),
     /// Register, list and remove alert webhooks.
     Webhook(DbGroup<cmd::webhook::WebhookCommand>),
+    /// Make a workspace's keyed endpoints match a monitors file (YAML or JSON): create, update
+    /// and, with --prune, delete; --dry-run prints the plan only.
+    Apply(WithDb<cmd::apply::ApplyArgs>),
+    /// Write a workspace's keyed endpoints as a monitors file (secrets as ${…} placeholders).
+    Export(WithDb<cmd::apply::ExportArgs>),
     /// Save a live response (status, headers, body) as a snapshot file for `apidrift diff`.
     Snapshot(cmd::snapshot::SnapshotArgs),
     /// Try apidrift offline in one command: a throwaway service on a temporary database, a
@@ -209,6 +214,14 @@ fn main() -> ExitCode {
         }),
         Command::Endpoint(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
             cmd::endpoint::run(g, c.command)
+        }),
+        // With --server it talks to the server only: no database.
+        Command::Apply(c) if c.args.remote() => cmd::apply::run(&merge(c.db), c.args),
+        Command::Apply(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::apply::run(g, c.args)
+        }),
+        Command::Export(c) => admin(&merge(c.db), false, CREATE_HINT, |g| {
+            cmd::apply::export(g, c.args)
         }),
         // Offline: the outbound allow-list comes from the environment alone.
         Command::Snapshot(args) => cmd::snapshot::run(&GlobalArgs::default(), args),

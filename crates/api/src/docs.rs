@@ -61,6 +61,10 @@ pub struct ScheduleDoc {
 #[serde(rename_all = "camelCase")]
 #[schema(as = EndpointCreate)]
 pub struct EndpointCreateDoc {
+    /// Stable key of a monitors file: 1 to 100 characters `[a-z0-9][a-z0-9._-]*`, unique in the
+    /// workspace (an entry with a taken key is skipped), immutable once set.
+    #[schema(min_length = 1, max_length = 100, pattern = r"^[a-z0-9][a-z0-9._-]*$")]
+    pub key: Option<String>,
     /// Display name, 1 to 200 characters (surrounding spaces are trimmed), no control characters.
     #[schema(
         min_length = 1,
@@ -127,6 +131,9 @@ pub struct EndpointCreateDoc {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(as = EndpointPatch)]
 pub struct EndpointPatchDoc {
+    /// Sets the key of an endpoint that has none; changing a set key is a 400.
+    #[schema(min_length = 1, max_length = 100, pattern = r"^[a-z0-9][a-z0-9._-]*$")]
+    pub key: Option<String>,
     #[schema(
         min_length = 1,
         max_length = 200,
@@ -207,6 +214,22 @@ pub struct PageQuery {
 pub struct EndpointCreateBatch {
     #[schema(min_items = 1, max_items = 200)]
     pub endpoints: Vec<EndpointCreateDoc>,
+}
+
+/// `POST /api/v1/apply`: a monitors file. Each entry is an EndpointCreate whose `key` is
+/// required; `${NAME}` placeholders are filled by the CLI before it sends the file.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(as = ApplyRequest)]
+pub struct ApplyRequestDoc {
+    /// The endpoints the workspace should hold, each with its `key` (at most 2000).
+    #[schema(max_items = 2000)]
+    pub endpoints: Vec<EndpointCreateDoc>,
+    /// Delete the keyed endpoints the file does not name (never one without a key). Default
+    /// false.
+    pub prune: Option<bool>,
+    /// Compute and answer the plan, write nothing. Default false.
+    pub dry_run: Option<bool>,
 }
 
 /// The create body: one entry, a bare array (1 to 200), or `{ "endpoints": [...] }`.

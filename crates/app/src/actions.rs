@@ -136,6 +136,8 @@ table! {
     PauseEndpoints: WRITE, Member, Creates, "pause or resume endpoints";
     /// Delete endpoints.
     DeleteEndpoints: WRITE, Admin, Creates, "delete endpoints";
+    /// Apply a monitors file: create, change and (with prune) delete keyed endpoints.
+    ApplyMonitors: WRITE, Admin, Creates, "apply monitors files";
     /// Run a check now.
     RunChecks: RUN, Member, Checks, "run checks";
     /// Capture a baseline.

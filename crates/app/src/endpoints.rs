@@ -16,6 +16,7 @@ use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
 use apidrift_store::{NewEndpointRow, SealedSecrets, Workspace, new_id};
 use serde_json::Value;
+use std::collections::HashSet;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -51,9 +52,27 @@ impl Service {
         let now = self.now_millis();
         let schedules = workspace.plan.allows_schedules();
         let mut pending = Vec::with_capacity(entries.len());
+        let mut taken: Option<HashSet<String>> = None;
         for (index, entry) in entries.iter().enumerate() {
             let row = match self.check_entry(entry, schedules) {
-                Ok(valid) => Ok(seal_row(keys, ws, valid, now)?),
+                Ok(valid) => match &valid.settings.key {
+                    // A key is unique in the workspace: an entry with a key the workspace (or an
+                    // earlier entry) holds is skipped like any invalid entry.
+                    Some(key) => {
+                        if taken.is_none() {
+                            taken = Some(self.taken_keys(ws).await?);
+                        }
+                        let taken = taken.get_or_insert_default();
+                        if taken.insert(key.clone()) {
+                            Ok(seal_row(keys, ws, valid, now)?)
+                        } else {
+                            Err(format!(
+                                "key: {key} is already used by another endpoint of the workspace"
+                            ))
+                        }
+                    }
+                    None => Ok(seal_row(keys, ws, valid, now)?),
+                },
                 Err(reason) => Err(reason),
             };
             pending.push(Pending {
@@ -63,6 +82,17 @@ impl Service {
             });
         }
         self.create_rows(ws, pending).await
+    }
+
+    /// The keys the endpoints of workspace `ws` hold.
+    pub(crate) async fn taken_keys(&self, ws: Uuid) -> Result<HashSet<String>, ServiceError> {
+        Ok(self
+            .store
+            .keyed_endpoints(ws)
+            .await?
+            .into_iter()
+            .filter_map(|e| e.settings.key)
+            .collect())
     }
 
     /// The workspace, or 404.
@@ -150,6 +180,12 @@ impl Service {
                     apidrift_store::StoreError::NotFound => {
                         ServiceError::not_found("workspace", ws)
                     }
+                    // Only a key can be taken (row ids are fresh): by a concurrent request.
+                    apidrift_store::StoreError::Conflict(_) => ServiceError::Conflict(
+                        "key: already used by another endpoint of the workspace; nothing was \
+                         created, send the request again"
+                            .into(),
+                    ),
                     other => other.into(),
                 })?;
             if created.is_empty() && result.created.is_empty() && result.limit_already_reached() {
@@ -215,7 +251,7 @@ pub(crate) fn plain_row(valid: NewEndpoint, now: OffsetDateTime) -> NewEndpointR
 }
 
 /// Seals the entry's secrets, each bound to the workspace, the new row's id and its column.
-fn seal_row(
+pub(crate) fn seal_row(
     keys: &KeyRing,
     ws: Uuid,
     valid: NewEndpoint,

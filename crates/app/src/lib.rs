@@ -22,6 +22,8 @@
 //! Use cases, by module:
 //! * [`endpoints`]: [`Service::register_endpoints`] (D6: validation, sealing, the plan limit,
 //!   skip reasons, schedules; `POST /api/v1/endpoints`, `POST /v1/endpoints`);
+//! * [`apply`]: [`Service::apply_monitors`] and [`Service::export_monitors`] (monitors as code,
+//!   D25; `POST /api/v1/apply`, `apidrift apply`, `apidrift export`);
 //! * [`openapi`]: [`Service::openapi`] (parse a document into candidates, and import them through
 //!   the same registration; `POST /api/openapi/parse`, the console's import page);
 //! * [`checks`]: [`Service::capture_baseline`], [`Service::run_check`], [`Service::accept_diff`],
@@ -52,6 +54,7 @@
 //! front door that offers it.
 
 pub mod actions;
+pub mod apply;
 mod base;
 pub mod checks;
 pub mod endpoints;
@@ -69,6 +72,7 @@ pub mod webhooks;
 pub mod workspaces;
 
 pub use actions::{Act, Action, Actor, RateClass, Rule, act};
+pub use apply::{ApplyPlan, ApplyResult, ExportedMonitors, PlannedUpdate};
 pub use base::{
     Clock, DEFAULT_IMPORT_MAX_BYTES, DEFAULT_IMPORT_PARSE_BUDGET, Service, SystemClock,
 };

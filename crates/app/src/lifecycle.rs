@@ -185,6 +185,12 @@ impl Service {
                 Err(StoreError::Changed) => continue,
                 Err(StoreError::NotFound) => return Err(ServiceError::not_found("endpoint", id)),
                 Err(StoreError::InvalidInput(m)) => return Err(ServiceError::Invalid(m)),
+                // Only the key is unique: taken by a concurrent change.
+                Err(StoreError::Conflict(_)) => {
+                    return Err(ServiceError::Conflict(
+                        "key: already used by another endpoint of the workspace".into(),
+                    ));
+                }
                 Err(other) => return Err(other.into()),
             }
         }
@@ -213,6 +219,21 @@ impl Service {
                 workspace.plan.allows_schedules(),
             )
             .map_err(ServiceError::Invalid)?;
+        if current.settings.key.is_some() && valid.settings.key != current.settings.key {
+            return Err(ServiceError::Invalid(format!(
+                "key: cannot be changed once set (this endpoint's key is {}); delete the \
+                 endpoint and create it with the new key instead",
+                current.settings.key.as_deref().unwrap_or_default()
+            )));
+        }
+        if valid.settings.key.is_some() && valid.settings.key != current.settings.key {
+            let key = valid.settings.key.clone().unwrap_or_default();
+            if self.taken_keys(ws).await?.contains(&key) {
+                return Err(ServiceError::Conflict(format!(
+                    "key: {key} is already used by another endpoint of the workspace"
+                )));
+            }
+        }
         let keeps_body =
             !patch.names("requestBody") && current.secrets.sealed_request_body.is_some();
         if keeps_body && !valid.settings.method.allows_body() {

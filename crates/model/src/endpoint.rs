@@ -20,6 +20,10 @@ use uuid::Uuid;
 pub struct Endpoint {
     /// The endpoint's id.
     pub id: Uuid,
+    /// The stable key of a monitors file, unique in the workspace, or `None` (always present on
+    /// the wire, `null` when unset).
+    #[serde(default)]
+    pub key: Option<String>,
     /// Display name.
     pub name: String,
     /// The monitored URL (absolute http or https, without fragment).

@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 /// Every field of a create entry, by its wire name, in the order the documentation lists them:
 /// the [`EndpointSettings`] fields and the write-only [`SECRET_FIELDS`].
 pub const ENTRY_FIELDS: &[&str] = &[
+    "key",
     "name",
     "url",
     "method",
@@ -64,6 +65,7 @@ pub const PAUSED_FIELD: &str = "paused";
 /// endpoint has, the credential (`{"type": "none"}` drops it) and `paused`. On the other fields
 /// `null` clears the value (or restores its default).
 const KEEP_ON_NULL: &[&str] = &[
+    "key",
     "name",
     "url",
     "method",
@@ -91,6 +93,10 @@ const KEEP_ON_NULL: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSettings {
+    /// The stable key of a monitors file (1–[`MAX_KEY_CHARS`](crate::validate::MAX_KEY_CHARS)
+    /// characters `[a-z0-9][a-z0-9._-]*`), unique in the workspace and immutable once set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// Display name, trimmed, at most [`MAX_NAME_CHARS`](crate::validate::MAX_NAME_CHARS)
     /// characters.
     pub name: String,
@@ -236,6 +242,7 @@ mod tests {
 
     fn settings() -> EndpointSettings {
         EndpointSettings {
+            key: Some("k".into()),
             name: "n".into(),
             url: "https://example.com/".into(),
             method: HttpMethod::Post,
@@ -300,6 +307,10 @@ mod tests {
         let entry = s.to_entry();
         assert!(!entry.contains_key("description") && !entry.contains_key("schedule"));
         assert!(!entry.contains_key("maxResponseTimeMs"));
+        s.key = None;
+        let entry = s.to_entry();
+        assert!(!entry.contains_key("description") && !entry.contains_key("schedule"));
+        assert!(!entry.contains_key("key"));
     }
 
     #[test]

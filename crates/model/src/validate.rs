@@ -45,6 +45,9 @@ use std::fmt;
 pub const MAX_BATCH: usize = 200;
 /// Longest `name`.
 pub const MAX_NAME_CHARS: usize = 200;
+
+/// The longest `key` of an endpoint, in characters.
+pub const MAX_KEY_CHARS: usize = 100;
 /// Longest `environment`.
 pub const MAX_ENVIRONMENT_CHARS: usize = 100;
 /// Longest `description`.
@@ -268,6 +271,10 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     let Value::Object(map) = entry else {
         return Err("entry: must be a JSON object".into());
     };
+    let key = match field(map, "key") {
+        None => None,
+        Some(v) => Some(endpoint_key(v)?),
+    };
     let name = name(map)?;
     let url = url(map, allow)?;
     let method = match field(map, "method") {
@@ -383,6 +390,7 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
     };
     Ok(NewEndpoint {
         settings: EndpointSettings {
+            key,
             name,
             url,
             method,
@@ -405,6 +413,26 @@ pub fn validate_entry(entry: &Value, allow: &AllowList) -> Result<NewEndpoint, S
         headers,
         request_body,
     })
+}
+
+/// Checks an endpoint `key`: a string of 1 to [`MAX_KEY_CHARS`] characters
+/// `[a-z0-9][a-z0-9._-]*`. The error names the field.
+pub fn endpoint_key(v: &Value) -> Result<String, String> {
+    let ok = |s: &str| {
+        let mut chars = s.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || ".-_".contains(c))
+            && s.chars().count() <= MAX_KEY_CHARS
+    };
+    match v {
+        Value::String(s) if ok(s) => Ok(s.clone()),
+        _ => Err(format!(
+            "key: must be 1 to {MAX_KEY_CHARS} characters of a-z, 0-9, '.', '_' or '-', \
+             starting with a letter or digit"
+        )),
+    }
 }
 
 /// An optional field: absent and `null` are the same.
@@ -799,6 +827,7 @@ impl EndpointSettings {
     /// its default. `url` is taken as given (the create rules normalise and check it).
     pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
         EndpointSettings {
+            key: None,
             name: name.into(),
             url: url.into(),
             method: HttpMethod::Get,
@@ -823,6 +852,24 @@ impl EndpointSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_are_short_lowercase_slugs() {
+        for good in ["a", "0", "users.v2-list_all", &"k".repeat(MAX_KEY_CHARS)] {
+            assert_eq!(endpoint_key(&Value::from(good)).as_deref(), Ok(good));
+        }
+        for bad in [
+            Value::from(""),
+            Value::from("-a"),
+            Value::from("Users"),
+            Value::from("a b"),
+            Value::from("k".repeat(MAX_KEY_CHARS + 1)),
+            Value::from(1),
+        ] {
+            let err = endpoint_key(&bad).err().unwrap_or_default();
+            assert!(err.starts_with("key: must be 1 to 100"), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn header_values_follow_rfc_9110() {

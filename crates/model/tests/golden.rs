@@ -28,6 +28,7 @@ where
 fn endpoint() -> Endpoint {
     Endpoint {
         id: id(1),
+        key: Some("users".into()),
         name: "Users API".into(),
         url: "https://api.example.com/users".into(),
         method: HttpMethod::Get,
@@ -68,7 +69,7 @@ fn endpoint() -> Endpoint {
 }
 
 const ENDPOINT_JSON: &str = concat!(
-    r#"{"id":"00000000-0000-0000-0000-000000000001","name":"Users API","#,
+    r#"{"id":"00000000-0000-0000-0000-000000000001","key":"users","name":"Users API","#,
     r#""url":"https://api.example.com/users","method":"GET","environment":"production","#,
     r#""tags":["core"],"description":null,"health":"warning","authType":"api_key","#,
     r#""diffMode":"full","timeoutMs":10000,"baselineVersion":3,"hasResponseContract":true,"#,

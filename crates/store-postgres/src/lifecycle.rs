@@ -10,9 +10,9 @@ use crate::{Error, PgStore, Result, totals};
 use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page, PageRequest,
-    ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts, WorkspaceOverview,
-    to_u16, to_u32,
+    ApplyWrite, CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page,
+    PageRequest, ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts,
+    WorkspaceOverview, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -89,6 +89,43 @@ async fn update(
             .await?;
     }
     get(c, ws, ep).await
+}
+
+async fn keyed(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredEndpoint>> {
+    let rows = endpoints::table
+        .filter(endpoints::workspace_id.eq(ws))
+        .filter(endpoints::key.is_not_null())
+        .order(endpoints::key.asc())
+        .select(EndpointRow::as_select())
+        .load(c)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<std::result::Result<_, _>>()?)
+}
+
+/// One apply, inside the caller's transaction: the workspace row locked first (as creating and
+/// deleting endpoints do), then deletes, updates and creates (in chunks of the bulk limit);
+/// creates that do not all fit the plan undo the whole write.
+async fn apply(c: &mut Conn, ws: Uuid, w: &ApplyWrite, now: OffsetDateTime) -> Result<()> {
+    crate::workspaces::lock_workspace(c, ws).await?;
+    for (ep, version) in &w.deletes {
+        delete(c, ws, *ep, Some(*version)).await?;
+    }
+    for u in &w.updates {
+        update(c, ws, u.id, &u.changes, Some(u.version), now).await?;
+    }
+    for chunk in w.creates.chunks(apidrift_store::MAX_BULK_ENDPOINTS) {
+        let done = crate::endpoints::create_endpoints(c, ws, chunk).await?;
+        if done.not_created > 0 {
+            let limit = done.endpoint_limit.unwrap_or_default();
+            return Err(Error::Store(StoreError::Conflict(
+                apidrift_store::apply_limit_message(limit),
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid, expected: Option<i64>) -> Result<()> {
@@ -416,6 +453,26 @@ impl LifecycleStore for PgStore {
             now
         )
         .await)
+    }
+
+    async fn keyed_endpoints(
+        &self,
+        workspace_id: Uuid,
+    ) -> std::result::Result<Vec<StoredEndpoint>, StoreError> {
+        let mut conn = self.conn().await?;
+        keyed(&mut conn, workspace_id)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn apply_endpoints(
+        &self,
+        workspace_id: Uuid,
+        write: ApplyWrite,
+        now: OffsetDateTime,
+    ) -> std::result::Result<(), StoreError> {
+        write.check_text()?;
+        tx!(self, |c| apply(c, workspace_id, &write, now).await)
     }
 
     async fn delete_endpoint(

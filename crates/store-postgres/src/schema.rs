@@ -75,6 +75,7 @@ diesel::table! {
         latency -> Jsonb,
         version -> BigInt,
         severity_overrides -> Jsonb,
+        key -> Nullable<Text>,
     }
 }
 

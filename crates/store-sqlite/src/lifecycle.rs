@@ -9,9 +9,9 @@ use crate::{Error, Result, SqliteStore};
 use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page, PageRequest,
-    ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts, WorkspaceOverview,
-    to_u16, to_u32,
+    ApplyWrite, CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page,
+    PageRequest, ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts,
+    WorkspaceOverview, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -99,6 +99,41 @@ fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid, expected: Option<i64>) -
             .bind::<Text, _>(&w)
             .bind::<Text, _>(&e)
             .execute(c)?;
+    }
+    Ok(())
+}
+
+fn keyed(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredEndpoint>> {
+    let rows = endpoints::table
+        .filter(endpoints::workspace_id.eq(id(ws)))
+        .filter(endpoints::key.is_not_null())
+        .order(endpoints::key.asc())
+        .select(EndpointRow::as_select())
+        .load(c)?;
+    Ok(rows
+        .into_iter()
+        .map(EndpointRow::into_model)
+        .collect::<std::result::Result<_, _>>()?)
+}
+
+/// One apply, inside the caller's write transaction: deletes, updates, then creates (in chunks
+/// of the bulk limit); creates that do not all fit the plan undo the whole write.
+fn apply(c: &mut SqliteConnection, ws: Uuid, w: &ApplyWrite, now: OffsetDateTime) -> Result<()> {
+    crate::workspaces::require_workspace(c, ws)?;
+    for (ep, version) in &w.deletes {
+        delete(c, ws, *ep, Some(*version))?;
+    }
+    for u in &w.updates {
+        update(c, ws, u.id, &u.changes, Some(u.version), now)?;
+    }
+    for chunk in w.creates.chunks(apidrift_store::MAX_BULK_ENDPOINTS) {
+        let done = crate::endpoints::create_endpoints(c, ws, chunk)?;
+        if done.not_created > 0 {
+            let limit = done.endpoint_limit.unwrap_or_default();
+            return Err(Error::Store(StoreError::Conflict(
+                apidrift_store::apply_limit_message(limit),
+            )));
+        }
     }
     Ok(())
 }
@@ -386,6 +421,24 @@ impl LifecycleStore for SqliteStore {
             )
         })
         .await
+    }
+
+    async fn keyed_endpoints(
+        &self,
+        workspace_id: Uuid,
+    ) -> std::result::Result<Vec<StoredEndpoint>, StoreError> {
+        self.read(move |c| keyed(c, workspace_id)).await
+    }
+
+    async fn apply_endpoints(
+        &self,
+        workspace_id: Uuid,
+        write: ApplyWrite,
+        now: OffsetDateTime,
+    ) -> std::result::Result<(), StoreError> {
+        write.check_text()?;
+        self.write(move |c| apply(c, workspace_id, &write, now))
+            .await
     }
 
     async fn delete_endpoint(

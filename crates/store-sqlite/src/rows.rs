@@ -168,6 +168,7 @@ impl TokenRow {
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = endpoints, check_for_backend(Sqlite), treat_none_as_null = true)]
 pub struct SettingsColumns {
+    pub key: Option<String>,
     pub name: String,
     pub url: String,
     pub method: String,
@@ -189,6 +190,7 @@ pub struct SettingsColumns {
 impl SettingsColumns {
     pub fn new(s: &EndpointSettings) -> Result<Self, StoreError> {
         Ok(SettingsColumns {
+            key: s.key.clone(),
             name: s.name.clone(),
             url: s.url.clone(),
             method: s.method.as_str().to_owned(),
@@ -214,6 +216,7 @@ impl SettingsColumns {
             &json_text("endpoints.latency", &self.latency)?,
         )?;
         Ok(EndpointSettings {
+            key: self.key,
             name: self.name,
             url: self.url,
             method: parse_enum("endpoints.method", &self.method)?,

@@ -75,6 +75,7 @@ diesel::table! {
         latency -> Text,
         version -> BigInt,
         severity_overrides -> Text,
+        key -> Nullable<Text>,
     }
 }
 

@@ -3,7 +3,7 @@
 //! history, a webhook's deliveries, the in-flight marker of a run (so no endpoint stays
 //! `checking` after a crash) and the retention of check rows.
 
-use crate::{Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint};
+use crate::{NewEndpointRow, Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint};
 use apidrift_model::{EndpointSettings, Health};
 use async_trait::async_trait;
 use time::OffsetDateTime;
@@ -60,6 +60,45 @@ pub struct NextRun {
     pub endpoint_id: Uuid,
     pub name: String,
     pub at: OffsetDateTime,
+}
+
+/// One endpoint an apply changes: its new state, written only while the endpoint still has
+/// `version` (the one the plan was computed from).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplyUpdate {
+    pub id: Uuid,
+    pub version: i64,
+    pub changes: EndpointChanges,
+}
+
+/// Every write of one apply of a monitors file ([`LifecycleStore::apply_endpoints`]): the
+/// endpoints to create, to change and to delete (id and the version the plan read).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ApplyWrite {
+    pub creates: Vec<NewEndpointRow>,
+    pub updates: Vec<ApplyUpdate>,
+    pub deletes: Vec<(Uuid, i64)>,
+}
+
+impl ApplyWrite {
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.creates.is_empty() && self.updates.is_empty() && self.deletes.is_empty()
+    }
+
+    /// [`StoreError::InvalidInput`] for a NUL in any text of the write.
+    pub fn check_text(&self) -> Result<(), StoreError> {
+        self.creates
+            .iter()
+            .try_for_each(NewEndpointRow::check_text)?;
+        self.updates.iter().try_for_each(|u| u.changes.check_text())
+    }
+}
+
+/// The message of the [`StoreError::Conflict`] of an apply whose result does not fit the
+/// workspace's endpoint limit.
+pub fn apply_limit_message(limit: u32) -> String {
+    format!("workspace plan endpoint limit reached ({limit} endpoints)")
 }
 
 /// One row of an endpoint's check history: the check's figures and its diff's counts (0 without
@@ -147,6 +186,22 @@ pub trait LifecycleStore: Send + Sync {
         expected_version: Option<i64>,
         now: OffsetDateTime,
     ) -> Result<StoredEndpoint, StoreError>;
+
+    /// Every endpoint of the workspace that has a key, ordered by key (an apply's plan).
+    async fn keyed_endpoints(&self, workspace_id: Uuid) -> Result<Vec<StoredEndpoint>, StoreError>;
+
+    /// Writes a whole apply in ONE transaction: the deletes (as [`Self::delete_endpoint`]), the
+    /// updates (as [`Self::update_endpoint`] with the update's version, `updated_at = now`), then
+    /// the creates. Any failure writes nothing: [`StoreError::Changed`] when an endpoint changed
+    /// since the plan read it, [`StoreError::NotFound`] when one is gone (or the workspace),
+    /// [`StoreError::Conflict`] when a key is taken meanwhile or when the result would exceed the
+    /// workspace's endpoint limit (message [`apply_limit_message`]).
+    async fn apply_endpoints(
+        &self,
+        workspace_id: Uuid,
+        write: ApplyWrite,
+        now: OffsetDateTime,
+    ) -> Result<(), StoreError>;
 
     /// Deletes the endpoint in ONE transaction with its schedule, baselines, checks, diffs, alert
     /// state, contract and sealed secrets, and its outbox events with their queued deliveries.

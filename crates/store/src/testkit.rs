@@ -62,6 +62,7 @@ pub fn endpoint_row(name: &str, created_at: OffsetDateTime) -> NewEndpointRow {
         id,
         settings: EndpointSettings {
             retries: 1,
+            key: Some(format!("k-{id}")),
             name: name.into(),
             url: format!("https://api.example.com/{name}"),
             method: HttpMethod::Post,
@@ -113,6 +114,7 @@ pub fn plain_endpoint(name: &str, created_at: OffsetDateTime) -> NewEndpointRow 
     NewEndpointRow {
         settings: EndpointSettings {
             retries: 1,
+            key: None,
             schedule: None,
             description: None,
             tags: vec![],
@@ -2000,6 +2002,7 @@ macro_rules! conformance_suite {
         $crate::alert_conformance_cases!($setup, $teardown);
         $crate::text_conformance_cases!($setup, $teardown);
         $crate::lifecycle_conformance_cases!($setup, $teardown);
+        $crate::apply_conformance_cases!($setup, $teardown);
         $crate::conformance_suite!(@cases $setup, $teardown;
             migrate_is_idempotent,
             workspaces_round_trip,

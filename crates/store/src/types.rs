@@ -326,6 +326,7 @@ impl StoredEndpoint {
         let s = &self.settings;
         Endpoint {
             id: self.id,
+            key: s.key.clone(),
             name: s.name.clone(),
             url: s.url.clone(),
             method: s.method,

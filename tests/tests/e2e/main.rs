@@ -3,6 +3,7 @@
 mod admin_cli;
 mod alerts;
 mod api;
+mod apply;
 mod checks;
 mod cli;
 mod console;

@@ -345,6 +345,10 @@ fn every_help_text_is_clean() -> TestResult {
         "contract",
         "endpoint",
         "webhook",
+        // On the database, or with --server through the API (the database flags are then
+        // unused).
+        "apply",
+        "export",
         // Checks the configuration as the database commands read it (`--config`, and the
         // database URL it shows).
         "config",

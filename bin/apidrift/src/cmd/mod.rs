@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `run(...) -> Result<ExitCode, CliError>`.
 
+pub mod apply;
 pub mod backup;
 pub mod baseline;
 pub mod bundle;

@@ -1,6 +1,7 @@
 //! The routes, one module per group, and the helpers they share.
 
 pub mod accept;
+pub mod apply;
 pub mod checks;
 pub mod diffs;
 pub mod endpoints;

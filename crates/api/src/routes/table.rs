@@ -2,7 +2,7 @@
 //! ([`crate::create_app`]) and the OpenAPI document ([`crate::openapi::document`]). The
 //! console's session routes are registered beside it (`console::configure_json`).
 
-use super::{accept, checks, diffs, endpoints, health, lifecycle, webhooks, workspace};
+use super::{accept, apply, checks, diffs, endpoints, health, lifecycle, webhooks, workspace};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Registers every documented route.
@@ -14,6 +14,7 @@ pub fn configure(config: &mut ServiceConfig) {
             utoipa_actix_web::scope("/api/v1")
                 .service(endpoints::list_endpoints)
                 .service(endpoints::create_endpoints)
+                .service(apply::apply_monitors)
                 .service(endpoints::get_endpoint)
                 .service(diffs::list_endpoint_diffs)
                 .service(diffs::list_diffs)

@@ -1,0 +1,2 @@
+DROP INDEX endpoints_workspace_key;
+ALTER TABLE endpoints DROP COLUMN key;
