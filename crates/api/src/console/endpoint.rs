@@ -153,6 +153,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         can_delete: s.can(Action::DeleteEndpoints),
         paused: e.paused,
         history: &history.items,
+        now: time::OffsetDateTime::now_utc(),
         chart: &chart,
         checks: &checks,
         checks_total: page.total,
