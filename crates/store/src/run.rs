@@ -269,7 +269,7 @@ pub async fn record_check_alerting<T: CheckTx + ?Sized>(
     let mut queued = 0;
     // D26: a check linked to the open diff is that drift seen again; whether it alerts was
     // decided when the diff opened (and the draft's body names a diff that was not written).
-    if !recorded.diff.is_some_and(|d| d.seen_count > 1) {
+    if recorded.diff.is_none_or(|d| d.seen_count <= 1) {
         queued = plan_drift_alert(tx, workspace_id, check.endpoint_id, draft).await?;
     }
     Ok((recorded, queued))
