@@ -232,6 +232,20 @@ pub struct DiffSummary {
     pub info_count: u32,
     /// All changes.
     pub change_count: u32,
+    /// When the drift was first seen: the check that opened the diff (its `createdAt`).
+    #[serde(default, with = "timestamp::option")]
+    pub first_seen_at: Option<OffsetDateTime>,
+    /// When a check last saw the same drift (the same fingerprint) while the diff was open.
+    #[serde(default, with = "timestamp::option")]
+    pub last_seen_at: Option<OffsetDateTime>,
+    /// How many checks saw this drift: 1 for the check that opened the diff, one more for every
+    /// later check with the same fingerprint while it stayed open.
+    #[serde(default = "one")]
+    pub seen_count: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One diff with all its changes (`GET /diffs/{id}`). Never carries a response body.
@@ -283,8 +297,12 @@ pub struct CheckResponse {
     /// Always `true` in a 200 answer: a check that cannot run answers an error instead. A fetch
     /// that got no response still completes, as a breaking `status_changed` change.
     pub success: bool,
-    /// The diff recorded by the check; `null` when the response matched the baseline.
+    /// The diff of the check's drift: a new diff, or the endpoint's open diff with the same
+    /// fingerprint that the check was linked to; `null` when the response matched the baseline.
     pub diff_id: Option<Uuid>,
+    /// How many checks saw that diff's drift, this one included; `null` without a diff.
+    #[serde(default)]
+    pub seen_count: Option<u32>,
     /// Changes of severity `breaking`.
     pub breaking_count: u32,
     /// Changes of severity `warning`.

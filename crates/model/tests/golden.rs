@@ -275,6 +275,9 @@ fn summary() -> DiffSummary {
         warning_count: 0,
         info_count: 0,
         change_count: 1,
+        first_seen_at: Some(datetime!(2026-11-21 07:57:09.123 UTC)),
+        last_seen_at: Some(datetime!(2026-11-24 07:57:09 UTC)),
+        seen_count: 212,
     }
 }
 
@@ -282,7 +285,7 @@ fn summary() -> DiffSummary {
 fn diffs_golden() {
     golden(
         &summary(),
-        r#"{"id":"00000000-0000-0000-0000-000000000007","endpointId":"00000000-0000-0000-0000-000000000001","endpointName":"Users API","createdAt":"2026-11-21T07:57:09.123Z","accepted":false,"breakingCount":1,"warningCount":0,"infoCount":0,"changeCount":1}"#,
+        r#"{"id":"00000000-0000-0000-0000-000000000007","endpointId":"00000000-0000-0000-0000-000000000001","endpointName":"Users API","createdAt":"2026-11-21T07:57:09.123Z","accepted":false,"breakingCount":1,"warningCount":0,"infoCount":0,"changeCount":1,"firstSeenAt":"2026-11-21T07:57:09.123Z","lastSeenAt":"2026-11-24T07:57:09.000Z","seenCount":212}"#,
     );
     let detail = DiffDetail {
         base: summary(),
@@ -297,7 +300,7 @@ fn diffs_golden() {
         "{text}"
     );
     assert!(
-        text.contains(r#""changeCount":1,"changes":[{"id":"0123456789abcdef""#),
+        text.contains(r#""seenCount":212,"changes":[{"id":"0123456789abcdef""#),
         "{text}"
     );
     assert!(
@@ -331,23 +334,25 @@ fn check_response_golden() {
         &CheckResponse {
             success: true,
             diff_id: None,
+            seen_count: None,
             breaking_count: 0,
             warning_count: 0,
             change_count: 0,
             alerts_sent: 0,
         },
-        r#"{"success":true,"diffId":null,"breakingCount":0,"warningCount":0,"changeCount":0,"alertsSent":0}"#,
+        r#"{"success":true,"diffId":null,"seenCount":null,"breakingCount":0,"warningCount":0,"changeCount":0,"alertsSent":0}"#,
     );
     golden(
         &CheckResponse {
             success: true,
             diff_id: Some(id(5)),
+            seen_count: Some(3),
             breaking_count: 2,
             warning_count: 1,
             change_count: 4,
             alerts_sent: 1,
         },
-        r#"{"success":true,"diffId":"00000000-0000-0000-0000-000000000005","breakingCount":2,"warningCount":1,"changeCount":4,"alertsSent":1}"#,
+        r#"{"success":true,"diffId":"00000000-0000-0000-0000-000000000005","seenCount":3,"breakingCount":2,"warningCount":1,"changeCount":4,"alertsSent":1}"#,
     );
 }
 

@@ -171,6 +171,9 @@ pub fn draft_for(
                 warning_count: counts.warning,
                 info_count: counts.info,
                 change_count: counts.changes,
+                first_seen_at: Some(now),
+                last_seen_at: Some(now),
+                seen_count: 1,
             };
             (
                 fingerprint(changes),
@@ -333,6 +336,9 @@ mod tests {
             warning_count: 0,
             info_count: 30,
             change_count: 31,
+            first_seen_at: None,
+            last_seen_at: None,
+            seen_count: 1,
         };
         let v = diff_object(&summary, &changes);
         let list = v["changes"].as_array().map(Vec::len);

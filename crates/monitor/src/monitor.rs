@@ -50,8 +50,11 @@ pub fn run_deadline(endpoint: &StoredEndpoint, now: OffsetDateTime) -> OffsetDat
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckOutcome {
     pub check_id: Uuid,
-    /// `None` when nothing changed (no diff stored).
+    /// The check's diff: the one it wrote, or the endpoint's open diff of the same drift it was
+    /// linked to (D26); `None` when nothing changed.
     pub diff_id: Option<Uuid>,
+    /// How many checks saw that diff's drift, this one included; `None` without a diff.
+    pub seen_count: Option<u32>,
     pub counts: DiffCounts,
     /// The endpoint's health after the check (D7).
     pub health: Health,
@@ -95,6 +98,7 @@ impl CheckOutcome {
         CheckResponse {
             success: true,
             diff_id: self.diff_id,
+            seen_count: self.seen_count,
             breaking_count: self.counts.breaking,
             warning_count: self.counts.warning,
             change_count: self.counts.changes,
@@ -679,6 +683,7 @@ impl Monitor {
             changes: changes.clone(),
             summary: None,
             created_at: finished_at,
+            fingerprint: crate::alerts::fingerprint(&changes),
         });
         let mut check = NewCheck {
             id: check_id,
@@ -706,7 +711,6 @@ impl Monitor {
                     .map_err(|e| MonitorError::Seal(e.to_string()))?,
             );
         }
-        let diff_id = diff_row.as_ref().map(|d| d.id);
         // D11: the alert decision and its outbox rows are written in the check's transaction.
         let previous = match diff_row {
             None => previous,
@@ -744,7 +748,8 @@ impl Monitor {
         };
         Ok(CheckOutcome {
             check_id,
-            diff_id,
+            diff_id: recorded.diff.map(|d| d.id),
+            seen_count: recorded.diff.map(|d| d.seen_count),
             counts: recorded.counts,
             health: recorded.health,
             http_status: recorded.check.http_status,

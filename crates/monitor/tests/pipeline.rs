@@ -288,7 +288,7 @@ async fn capture_and_clean_check(b: Backend) -> TestResult {
     let body = serde_json::to_value(out.to_response())?;
     assert_eq!(
         body,
-        serde_json::json!({"success": true, "diffId": null, "breakingCount": 0,
+        serde_json::json!({"success": true, "diffId": null, "seenCount": null, "breakingCount": 0,
             "warningCount": 0, "changeCount": 0, "alertsSent": 0})
     );
     let ep = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
@@ -667,14 +667,20 @@ async fn concurrent_checks_of_one_endpoint(b: Backend) -> TestResult {
         tasks.push(tokio::spawn(async move { m.run_check(ws, id).await }));
     }
     let mut diffs = Vec::new();
+    let mut seen = Vec::new();
     for t in tasks {
         let out = t.await??;
         assert_eq!((out.counts.breaking, out.counts.changes), (1, 2));
         diffs.push(out.diff_id.ok_or("diff")?);
+        seen.push(out.seen_count.ok_or("seen count")?);
     }
     diffs.sort();
     diffs.dedup();
-    assert_eq!(diffs.len(), 4);
+    // One drift (D26): the first check opened the diff, the three others were counted on it,
+    // one after the other.
+    assert_eq!(diffs.len(), 1);
+    seen.sort_unstable();
+    assert_eq!(seen, vec![1, 2, 3, 4]);
     let ep = w.store.get_endpoint(w.ws, id).await?.ok_or("missing")?;
     assert_eq!((ep.health, ep.breaking_count), (Health::Breaking, 1));
     assert_eq!(
@@ -692,7 +698,8 @@ async fn concurrent_checks_of_one_endpoint(b: Backend) -> TestResult {
             apidrift_store::PageRequest::default(),
         )
         .await?;
-    assert_eq!(page.total, 4);
+    assert_eq!(page.total, 1);
+    assert_eq!(page.items[0].seen_count, 4);
     w.finish().await
 }
 

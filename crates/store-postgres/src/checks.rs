@@ -148,6 +148,10 @@ pub async fn insert_check(
                 diffs::change_count.eq(int("change_count", counts.changes)?),
                 diffs::changes.eq(store_json(changes_to_json(&d.changes)?)),
                 diffs::summary.eq(summary),
+                diffs::fingerprint.eq(store_opt(d.fingerprint.as_deref())),
+                diffs::first_seen_at.eq(micros(d.created_at)),
+                diffs::last_seen_at.eq(micros(d.created_at)),
+                diffs::seen_count.eq(1),
             ))
             .execute(c)
             .await?;

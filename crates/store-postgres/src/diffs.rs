@@ -30,6 +30,7 @@ type SummaryCols = (
     diffs::warning_count,
     diffs::info_count,
     diffs::change_count,
+    (diffs::first_seen_at, diffs::last_seen_at, diffs::seen_count),
 );
 
 const SUMMARY: SummaryCols = (
@@ -42,6 +43,7 @@ const SUMMARY: SummaryCols = (
     diffs::warning_count,
     diffs::info_count,
     diffs::change_count,
+    (diffs::first_seen_at, diffs::last_seen_at, diffs::seen_count),
 );
 
 macro_rules! joined {

@@ -469,13 +469,24 @@ impl CheckRow {
 }
 
 /// The columns of a diff summary plus the endpoint name (from the join).
-pub type SummaryTuple = (Uuid, Uuid, String, OffsetDateTime, bool, i32, i32, i32, i32);
+pub type SummaryTuple = (
+    Uuid,
+    Uuid,
+    String,
+    OffsetDateTime,
+    bool,
+    i32,
+    i32,
+    i32,
+    i32,
+    (OffsetDateTime, OffsetDateTime, i32),
+);
 
 /// The columns of a diff detail beyond the summary.
 pub type DetailTuple = (SummaryTuple, Option<Uuid>, Uuid, Value, Option<Value>);
 
 pub fn summary_from(t: SummaryTuple) -> Result<apidrift_model::DiffSummary, StoreError> {
-    let (id, endpoint_id, name, created_at, accepted, b, w, i, c) = t;
+    let (id, endpoint_id, name, created_at, accepted, b, w, i, c, (first, last, seen)) = t;
     let u = |col: &str, v: i32| to_u32(col, v.into());
     Ok(apidrift_model::DiffSummary {
         id,
@@ -487,6 +498,9 @@ pub fn summary_from(t: SummaryTuple) -> Result<apidrift_model::DiffSummary, Stor
         warning_count: u("diffs.warning_count", w)?,
         info_count: u("diffs.info_count", i)?,
         change_count: u("diffs.change_count", c)?,
+        first_seen_at: Some(first),
+        last_seen_at: Some(last),
+        seen_count: u("diffs.seen_count", seen)?,
     })
 }
 

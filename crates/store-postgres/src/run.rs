@@ -7,6 +7,7 @@
 //! is held only until the commit. These functions store and fetch.
 
 use crate::cached::cached;
+use crate::endpoints::lock_endpoint;
 use crate::escape::{read_opt, store_opt, store_text};
 use crate::rows::micros;
 use crate::webhooks::list_webhooks;
@@ -14,12 +15,14 @@ use crate::{Error, Result, checks, not_found, workspaces};
 use apidrift_model::Health;
 use apidrift_store::run::{CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused};
 use apidrift_store::{
-    AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, SlowState, StoredCheck,
-    StoredWebhook, ids_from_text, ids_to_text, new_id,
+    AlertState, DiffCounts, DiffSeen, NewCheck, NewDiff, OpenDiff, ScheduleFinish, SlowState,
+    StoredCheck, StoredWebhook, ids_from_text, ids_to_text, new_id, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Int8, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, Bool, Int4, Int8, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -49,6 +52,26 @@ struct StateRow {
 }
 
 #[derive(QueryableByName)]
+struct OpenRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    baseline_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    fingerprint: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct SeenRow {
+    #[diesel(sql_type = Timestamptz)]
+    first_seen_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    last_seen_at: OffsetDateTime,
+    #[diesel(sql_type = Int4)]
+    seen_count: i32,
+}
+
+#[derive(QueryableByName)]
 struct Held {
     #[diesel(sql_type = Int8)]
     n: i64,
@@ -73,6 +96,73 @@ impl CheckTx for Tx<'_> {
         .await
         .optional()?;
         Ok(held.is_some_and(|h| h.n == 1))
+    }
+
+    async fn open_diff(&mut self, ws: Uuid, endpoint: Uuid) -> Result<Option<OpenDiff>> {
+        // The endpoint row first, the lock `insert_check` takes: a second check of the endpoint
+        // waits here until this one committed its decision.
+        lock_endpoint(self.0, ws, endpoint).await?;
+        let row: Option<OpenRow> = cached(
+            "SELECT id, baseline_id, fingerprint FROM diffs \
+             WHERE workspace_id = $1 AND endpoint_id = $2 AND NOT accepted AND closed_at IS NULL \
+             ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .get_result(self.0)
+        .await
+        .optional()?;
+        Ok(row.map(|r| OpenDiff {
+            id: r.id,
+            baseline_id: r.baseline_id,
+            fingerprint: read_opt(r.fingerprint),
+        }))
+    }
+
+    async fn close_diffs(&mut self, ws: Uuid, endpoint: Uuid, at: OffsetDateTime) -> Result<()> {
+        cached(
+            "UPDATE diffs SET closed_at = $1 \
+             WHERE workspace_id = $2 AND endpoint_id = $3 AND NOT accepted AND closed_at IS NULL",
+        )
+        .bind::<Timestamptz, _>(micros(at))
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(endpoint)
+        .execute(self.0)
+        .await?;
+        Ok(())
+    }
+
+    async fn touch_diff(
+        &mut self,
+        ws: Uuid,
+        diff: Uuid,
+        check: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<DiffSeen> {
+        let seen: Option<SeenRow> = cached(
+            "UPDATE diffs SET last_seen_at = $1, seen_count = seen_count + 1 \
+             WHERE workspace_id = $2 AND id = $3 \
+             RETURNING first_seen_at, last_seen_at, seen_count",
+        )
+        .bind::<Timestamptz, _>(micros(at))
+        .bind::<SqlUuid, _>(ws)
+        .bind::<SqlUuid, _>(diff)
+        .get_result(self.0)
+        .await
+        .optional()?;
+        let seen = seen.ok_or_else(not_found)?;
+        cached("UPDATE checks SET diff_id = $1 WHERE workspace_id = $2 AND id = $3")
+            .bind::<SqlUuid, _>(diff)
+            .bind::<SqlUuid, _>(ws)
+            .bind::<SqlUuid, _>(check)
+            .execute(self.0)
+            .await?;
+        Ok(DiffSeen {
+            id: diff,
+            first_seen_at: seen.first_seen_at,
+            last_seen_at: seen.last_seen_at,
+            seen_count: to_u32("diffs.seen_count", seen.seen_count.into())?,
+        })
     }
 
     async fn insert_check(

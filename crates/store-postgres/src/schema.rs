@@ -129,6 +129,11 @@ diesel::table! {
         change_count -> Int4,
         changes -> Jsonb,
         summary -> Nullable<Jsonb>,
+        fingerprint -> Nullable<Text>,
+        first_seen_at -> Timestamptz,
+        last_seen_at -> Timestamptz,
+        seen_count -> Int4,
+        closed_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -132,6 +132,10 @@ pub fn insert_check(
                 diffs::change_count.eq(int("change_count", counts.changes)?),
                 diffs::changes.eq(changes_to_json(&d.changes)?.to_string()),
                 diffs::summary.eq(summary),
+                diffs::fingerprint.eq(d.fingerprint.as_deref()),
+                diffs::first_seen_at.eq(ts(d.created_at)),
+                diffs::last_seen_at.eq(ts(d.created_at)),
+                diffs::seen_count.eq(1),
             ))
             .execute(c)?;
     }

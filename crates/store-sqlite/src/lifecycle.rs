@@ -218,7 +218,7 @@ fn list_checks(
          COALESCE(d.breaking_count, 0) AS breaking_count, \
          COALESCE(d.warning_count, 0) AS warning_count, \
          COALESCE(d.change_count, 0) AS change_count, c.scheduled \
-         FROM checks c LEFT JOIN diffs d ON d.check_id = c.id AND d.workspace_id = c.workspace_id \
+         FROM checks c LEFT JOIN diffs d ON d.id = c.diff_id AND d.workspace_id = c.workspace_id \
          WHERE c.workspace_id = ? AND c.endpoint_id = ? \
          ORDER BY c.started_at DESC, c.id DESC LIMIT ? OFFSET ?",
     )

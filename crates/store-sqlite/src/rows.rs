@@ -456,13 +456,24 @@ impl CheckRow {
 }
 
 /// The columns of a diff summary plus the endpoint name (from the join).
-pub type SummaryTuple = (String, String, String, i64, bool, i32, i32, i32, i32);
+pub type SummaryTuple = (
+    String,
+    String,
+    String,
+    i64,
+    bool,
+    i32,
+    i32,
+    i32,
+    i32,
+    (i64, i64, i32),
+);
 
 /// The columns of a diff detail beyond the summary.
 pub type DetailTuple = (SummaryTuple, Option<String>, String, String, Option<String>);
 
 pub fn summary_from(t: SummaryTuple) -> Result<apidrift_model::DiffSummary, StoreError> {
-    let (id, endpoint_id, name, created_at, accepted, b, w, i, c) = t;
+    let (id, endpoint_id, name, created_at, accepted, b, w, i, c, (first, last, seen)) = t;
     let u = |col: &str, v: i32| to_u32(col, v.into());
     Ok(apidrift_model::DiffSummary {
         id: parse_id("diffs.id", &id)?,
@@ -474,6 +485,9 @@ pub fn summary_from(t: SummaryTuple) -> Result<apidrift_model::DiffSummary, Stor
         warning_count: u("diffs.warning_count", w)?,
         info_count: u("diffs.info_count", i)?,
         change_count: u("diffs.change_count", c)?,
+        first_seen_at: Some(from_ts("diffs.first_seen_at", first)?),
+        last_seen_at: Some(from_ts("diffs.last_seen_at", last)?),
+        seen_count: u("diffs.seen_count", seen)?,
     })
 }
 

@@ -6,7 +6,7 @@
 //! [`now`] drives the orchestration to its end on the writer's thread.
 
 use crate::cached::cached;
-use crate::rows::{id, parse_id, ts};
+use crate::rows::{from_ts, id, parse_id, ts};
 use crate::webhooks::list_webhooks;
 use crate::{Error, Result, checks, workspaces};
 use apidrift_model::Health;
@@ -14,8 +14,8 @@ use apidrift_store::run::{
     CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused, run_now,
 };
 use apidrift_store::{
-    AlertState, DiffCounts, NewCheck, NewDiff, ScheduleFinish, SlowState, StoredCheck,
-    StoredWebhook, ids_from_text, ids_to_text, new_id,
+    AlertState, DiffCounts, DiffSeen, NewCheck, NewDiff, OpenDiff, ScheduleFinish, SlowState,
+    StoreError, StoredCheck, StoredWebhook, ids_from_text, ids_to_text, new_id, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -54,6 +54,26 @@ struct StateRow {
 }
 
 #[derive(QueryableByName)]
+struct OpenRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    baseline_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    fingerprint: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct SeenRow {
+    #[diesel(sql_type = BigInt)]
+    first_seen_at: i64,
+    #[diesel(sql_type = BigInt)]
+    last_seen_at: i64,
+    #[diesel(sql_type = BigInt)]
+    seen_count: i64,
+}
+
+#[derive(QueryableByName)]
 struct Held {
     #[diesel(sql_type = BigInt)]
     n: i64,
@@ -75,6 +95,73 @@ impl CheckTx for Tx<'_> {
         .get_result(self.0)
         .optional()?;
         Ok(held.is_some_and(|h| h.n == 1))
+    }
+
+    async fn open_diff(&mut self, ws: Uuid, endpoint: Uuid) -> Result<Option<OpenDiff>> {
+        // The write already holds the database's write lock: no other check decides meanwhile.
+        let row: Option<OpenRow> = cached(
+            "SELECT id, baseline_id, fingerprint FROM diffs \
+             WHERE workspace_id = ? AND endpoint_id = ? AND accepted = 0 AND closed_at IS NULL \
+             ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind::<Text, _>(id(ws))
+        .bind::<Text, _>(id(endpoint))
+        .get_result(self.0)
+        .optional()?;
+        row.map(|r| -> Result<OpenDiff> {
+            Ok(OpenDiff {
+                id: parse_id("diffs.id", &r.id)?,
+                baseline_id: r
+                    .baseline_id
+                    .map(|b| parse_id("diffs.baseline_id", &b))
+                    .transpose()?,
+                fingerprint: r.fingerprint,
+            })
+        })
+        .transpose()
+    }
+
+    async fn close_diffs(&mut self, ws: Uuid, endpoint: Uuid, at: OffsetDateTime) -> Result<()> {
+        cached(
+            "UPDATE diffs SET closed_at = ? \
+             WHERE workspace_id = ? AND endpoint_id = ? AND accepted = 0 AND closed_at IS NULL",
+        )
+        .bind::<BigInt, _>(ts(at))
+        .bind::<Text, _>(id(ws))
+        .bind::<Text, _>(id(endpoint))
+        .execute(self.0)?;
+        Ok(())
+    }
+
+    async fn touch_diff(
+        &mut self,
+        ws: Uuid,
+        diff: Uuid,
+        check: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<DiffSeen> {
+        let seen: Option<SeenRow> = cached(
+            "UPDATE diffs SET last_seen_at = ?, seen_count = seen_count + 1 \
+             WHERE workspace_id = ? AND id = ? \
+             RETURNING first_seen_at, last_seen_at, CAST(seen_count AS BIGINT) AS seen_count",
+        )
+        .bind::<BigInt, _>(ts(at))
+        .bind::<Text, _>(id(ws))
+        .bind::<Text, _>(id(diff))
+        .get_result(self.0)
+        .optional()?;
+        let seen = seen.ok_or(Error::Store(StoreError::NotFound))?;
+        cached("UPDATE checks SET diff_id = ? WHERE workspace_id = ? AND id = ?")
+            .bind::<Text, _>(id(diff))
+            .bind::<Text, _>(id(ws))
+            .bind::<Text, _>(id(check))
+            .execute(self.0)?;
+        Ok(DiffSeen {
+            id: diff,
+            first_seen_at: from_ts("diffs.first_seen_at", seen.first_seen_at)?,
+            last_seen_at: from_ts("diffs.last_seen_at", seen.last_seen_at)?,
+            seen_count: to_u32("diffs.seen_count", seen.seen_count)?,
+        })
     }
 
     async fn insert_check(

@@ -129,6 +129,11 @@ diesel::table! {
         change_count -> Integer,
         changes -> Text,
         summary -> Nullable<Text>,
+        fingerprint -> Nullable<Text>,
+        first_seen_at -> BigInt,
+        last_seen_at -> BigInt,
+        seen_count -> Integer,
+        closed_at -> Nullable<BigInt>,
     }
 }
 

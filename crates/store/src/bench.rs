@@ -312,12 +312,15 @@ pub async fn measure(
             headers: None,
             sealed_body: Some(vec![7u8; 2_048]),
         };
+        let id = new_id();
+        // A drift of its own each time, so that every sample writes a diff.
         let diff = NewDiff {
-            id: new_id(),
+            id,
             baseline_id: None,
             changes: changes.clone(),
             summary: None,
             created_at: now,
+            fingerprint: Some(id.to_string()),
         };
         let start = Instant::now();
         store.record_check(ws, check, Some(diff)).await?;

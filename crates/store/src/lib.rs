@@ -73,6 +73,8 @@ pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
 pub mod testkit_apply;
 #[cfg(feature = "testkit")]
+pub mod testkit_incidents;
+#[cfg(feature = "testkit")]
 pub mod testkit_lifecycle;
 #[cfg(feature = "testkit")]
 pub mod testkit_ops;

@@ -5,7 +5,7 @@
 //! value comes from these pure functions, called by the adapter or by the generic steps of
 //! [`crate::run`]. [`crate::plan_alerts`] (D11) is the same kind of rule for alerts.
 
-use crate::{DiffCounts, NewDiff, UptimeCounts, WindowCounts, Workspace, WorkspaceUpdate};
+use crate::{DiffCounts, NewDiff, OpenDiff, UptimeCounts, WindowCounts, Workspace, WorkspaceUpdate};
 use apidrift_model::{Cadence, Health, Uptime};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -48,6 +48,16 @@ pub fn is_up(http_status: Option<u16>) -> bool {
 pub fn check_figures(diff: Option<&NewDiff>) -> (DiffCounts, Health) {
     let counts = diff.map(|d| DiffCounts::of(&d.changes)).unwrap_or_default();
     (counts, counts.health())
+}
+
+/// D26: whether a check's `diff` is the drift of the endpoint's `open` diff (the same
+/// fingerprint against the same baseline), so the check is linked to it instead of writing a
+/// diff. A diff without a fingerprint (one written before fingerprints were stored) joins
+/// nothing.
+pub fn joins_open_diff(open: &OpenDiff, diff: &NewDiff) -> bool {
+    open.fingerprint.is_some()
+        && open.fingerprint == diff.fingerprint
+        && open.baseline_id == diff.baseline_id
 }
 
 /// D12: accepting a diff sets the endpoint `healthy` only when that diff is the endpoint's
@@ -169,7 +179,36 @@ mod tests {
                 .collect(),
             summary: None,
             created_at: OffsetDateTime::UNIX_EPOCH,
+            fingerprint: Some("f".into()),
         }
+    }
+
+    #[test]
+    fn only_the_same_stored_fingerprint_joins_the_open_diff() {
+        let open = |fp: Option<&str>| OpenDiff {
+            id: Uuid::nil(),
+            baseline_id: None,
+            fingerprint: fp.map(str::to_owned),
+        };
+        let with = |fp: Option<&str>| NewDiff {
+            fingerprint: fp.map(str::to_owned),
+            ..diff(&[Severity::Info])
+        };
+        assert!(joins_open_diff(&open(Some("a")), &with(Some("a"))));
+        assert!(!joins_open_diff(&open(Some("a")), &with(Some("b"))));
+        assert!(
+            !joins_open_diff(&open(None), &with(None)),
+            "unknown fingerprints"
+        );
+        assert!(!joins_open_diff(&open(None), &with(Some("a"))));
+        let rebased = NewDiff {
+            baseline_id: Some(Uuid::max()),
+            ..with(Some("a"))
+        };
+        assert!(
+            !joins_open_diff(&open(Some("a")), &rebased),
+            "another baseline"
+        );
     }
 
     #[test]

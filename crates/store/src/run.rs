@@ -13,9 +13,9 @@
 
 use crate::{AlertDraft, QuotaOutcome};
 use crate::{
-    AlertState, CheckRecording, DiffCounts, NewCheck, NewDiff, RecordedCheck, ScheduleFinish,
-    StoreError, StoredCheck, StoredWebhook, checked_outcome, month_key, plan_alerts, plan_slow,
-    rules,
+    AlertState, CheckRecording, DiffCounts, DiffSeen, NewCheck, NewDiff, OpenDiff, RecordedCheck,
+    ScheduleFinish, StoreError, StoredCheck, StoredWebhook, checked_outcome, month_key,
+    plan_alerts, plan_slow, rules,
 };
 use apidrift_model::Health;
 use async_trait::async_trait;
@@ -63,9 +63,39 @@ pub trait CheckTx: Send {
         owner: &str,
     ) -> Result<bool, Self::Error>;
 
-    /// Writes the check row, its diff (with `counts`, not accepted) and the endpoint's latest
-    /// figures: `health`, the breaking and warning counts, `last_checked_at` = `finished_at` and
-    /// `response_time`. Locks the endpoint row first. [`StoreError::NotFound`] when the endpoint,
+    /// The endpoint's open diff (not accepted, not closed), the newest when several are, with
+    /// its fingerprint. Locks the endpoint row first (PostgreSQL: the lock that
+    /// [`CheckTx::insert_check`] takes, so two checks of one endpoint decide one after the
+    /// other).
+    async fn open_diff(
+        &mut self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+    ) -> Result<Option<OpenDiff>, Self::Error>;
+
+    /// Closes every open diff of the endpoint (`closed_at` = `at`): a clean check resolved the
+    /// drift, or a different one replaced it.
+    async fn close_diffs(
+        &mut self,
+        workspace_id: Uuid,
+        endpoint_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<(), Self::Error>;
+
+    /// Links the check `check_id` to the diff `diff_id` (the check's `diff_id`) and counts it:
+    /// the diff's `last_seen_at` = `at`, `seen_count` + 1. Returns the diff's figures after it.
+    /// [`StoreError::NotFound`] when the diff is not the workspace's.
+    async fn touch_diff(
+        &mut self,
+        workspace_id: Uuid,
+        diff_id: Uuid,
+        check_id: Uuid,
+        at: OffsetDateTime,
+    ) -> Result<DiffSeen, Self::Error>;
+
+    /// Writes the check row, its diff (with `counts`, not accepted, first and last seen at its
+    /// creation, seen once) and the endpoint's latest figures: `health`, the breaking and
+    /// warning counts, `last_checked_at` = `finished_at` and `response_time`. Locks the endpoint row first. [`StoreError::NotFound`] when the endpoint,
     /// or the diff's baseline, is not the workspace's.
     async fn insert_check(
         &mut self,
@@ -174,6 +204,11 @@ pub async fn take_check_unit<T: CheckTx + ?Sized>(
 
 /// [`crate::Store::record_check`]: the check, its diff and the endpoint's figures, with the
 /// counts and health of [`rules::check_figures`].
+///
+/// D26, one open drift per fingerprint: a diff whose fingerprint is the endpoint's open diff's
+/// ([`rules::joins_open_diff`]) is not written; the check is linked to the open diff, whose
+/// `last_seen_at` and `seen_count` move. Any other check closes the open diff first: a clean
+/// one resolves it, a different drift replaces it with its new diff.
 pub async fn record_check<T: CheckTx + ?Sized>(
     tx: &mut T,
     workspace_id: Uuid,
@@ -181,13 +216,41 @@ pub async fn record_check<T: CheckTx + ?Sized>(
     diff: Option<&NewDiff>,
 ) -> Result<RecordedCheck, T::Error> {
     let (counts, health) = rules::check_figures(diff);
-    let check = tx
-        .insert_check(workspace_id, check, diff, counts, health)
+    let endpoint_id = check.endpoint_id;
+    let open = tx.open_diff(workspace_id, endpoint_id).await?;
+    let joined = match (diff, open) {
+        (Some(d), Some(o)) if rules::joins_open_diff(&o, d) => Some(o.id),
+        (_, Some(_)) => {
+            tx.close_diffs(workspace_id, endpoint_id, check.finished_at)
+                .await?;
+            None
+        }
+        (_, None) => None,
+    };
+    let written = diff.filter(|_| joined.is_none());
+    let mut stored = tx
+        .insert_check(workspace_id, check, written, counts, health)
         .await?;
+    let seen = match joined {
+        Some(diff_id) => {
+            let seen = tx
+                .touch_diff(workspace_id, diff_id, check.id, check.finished_at)
+                .await?;
+            stored.diff_id = Some(diff_id);
+            Some(seen)
+        }
+        None => written.map(|d| DiffSeen {
+            id: d.id,
+            first_seen_at: d.created_at,
+            last_seen_at: d.created_at,
+            seen_count: 1,
+        }),
+    };
     Ok(RecordedCheck {
-        check,
+        check: stored,
         counts,
         health,
+        diff: seen,
     })
 }
 
@@ -203,24 +266,47 @@ pub async fn record_check_alerting<T: CheckTx + ?Sized>(
     draft: &AlertDraft,
 ) -> Result<(RecordedCheck, u32), T::Error> {
     let recorded = record_check(tx, workspace_id, check, diff).await?;
-    let endpoint_id = check.endpoint_id;
+    // D26: a check linked to the open diff is that drift seen again; whether it alerts was
+    // decided when the diff opened (and the draft's body names a diff that was not written).
+    // Its latency still counts.
+    let drift = recorded.diff.is_none_or(|d| d.seen_count <= 1);
+    let queued = plan_check_alerts(tx, workspace_id, check.endpoint_id, draft, drift).await?;
+    Ok((recorded, queued))
+}
+
+/// D11 on the endpoint's alert state (only when `drift`: the check wrote a diff or found
+/// none), then the latency episode: the planned events with their deliveries, and the new
+/// state when it changed. Returns the deliveries queued.
+async fn plan_check_alerts<T: CheckTx + ?Sized>(
+    tx: &mut T,
+    workspace_id: Uuid,
+    endpoint_id: Uuid,
+    draft: &AlertDraft,
+    drift: bool,
+) -> Result<u32, T::Error> {
+    if !drift && draft.latency.is_none() {
+        return Ok(0);
+    }
     let state = tx.alert_state(workspace_id, endpoint_id).await?;
     let webhooks = tx.webhooks(workspace_id).await?;
-    let plan = plan_alerts(&state, draft, &webhooks);
     let mut queued = 0;
-    if let Some((kind, payload)) = &plan.event {
-        let event = OutboxEvent {
-            id: draft.event_id,
-            endpoint_id,
-            kind,
-            payload,
-            created_at: draft.created_at,
-        };
-        queued = tx
-            .queue_event(workspace_id, event, &plan.webhook_ids)
-            .await?;
+    let mut next = state.clone();
+    if drift {
+        let plan = plan_alerts(&state, draft, &webhooks);
+        if let Some((kind, payload)) = &plan.event {
+            let event = OutboxEvent {
+                id: draft.event_id,
+                endpoint_id,
+                kind,
+                payload,
+                created_at: draft.created_at,
+            };
+            queued = tx
+                .queue_event(workspace_id, event, &plan.webhook_ids)
+                .await?;
+        }
+        next = plan.state;
     }
-    let mut next = plan.state;
     // D26: the latency episode, beside the drift (its own event id, its own state).
     if let Some(latency) = &draft.latency {
         let slow = plan_slow(&state.slow, latency, &webhooks);
@@ -242,7 +328,7 @@ pub async fn record_check_alerting<T: CheckTx + ?Sized>(
         tx.put_alert_state(workspace_id, endpoint_id, &next, draft.created_at)
             .await?;
     }
-    Ok((recorded, queued))
+    Ok(queued)
 }
 
 /// [`crate::AlertStore::record_check_run`] inside the adapter's transaction: the schedule held

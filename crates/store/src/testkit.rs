@@ -180,14 +180,31 @@ pub fn check(endpoint: Uuid, finished_at: OffsetDateTime) -> NewCheck {
     }
 }
 
-/// A diff input with `changes`.
+/// A diff input with `changes`, a drift of its own: its fingerprint is unique, so it never joins
+/// an open diff (see [`diff_of_drift`] for one that does).
 pub fn diff(baseline_id: Option<Uuid>, changes: Vec<DiffChange>, at: OffsetDateTime) -> NewDiff {
+    let id = new_id();
     NewDiff {
-        id: new_id(),
+        id,
         baseline_id,
         changes,
         summary: None,
         created_at: at,
+        fingerprint: Some(format!("unique-{id}")),
+    }
+}
+
+/// A diff input of the drift `fingerprint` (D26: a check with the fingerprint of the endpoint's
+/// open diff is linked to it).
+pub fn diff_of_drift(
+    baseline_id: Option<Uuid>,
+    changes: Vec<DiffChange>,
+    at: OffsetDateTime,
+    fingerprint: &str,
+) -> NewDiff {
+    NewDiff {
+        fingerprint: Some(fingerprint.to_owned()),
+        ..diff(baseline_id, changes, at)
     }
 }
 
@@ -2003,6 +2020,7 @@ macro_rules! conformance_suite {
         $crate::text_conformance_cases!($setup, $teardown);
         $crate::lifecycle_conformance_cases!($setup, $teardown);
         $crate::apply_conformance_cases!($setup, $teardown);
+        $crate::incident_conformance_cases!($setup, $teardown);
         $crate::conformance_suite!(@cases $setup, $teardown;
             migrate_is_idempotent,
             workspaces_round_trip,

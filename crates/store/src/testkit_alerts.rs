@@ -8,7 +8,7 @@
 //! two worker tasks (or, on PostgreSQL, two instances) share a database.
 
 use crate::testkit::{
-    TestResult, at, change, check, diff, endpoint_row, plain_endpoint, workspace,
+    TestResult, at, change, check, diff, diff_of_drift, endpoint_row, plain_endpoint, workspace,
 };
 use crate::*;
 use apidrift_model::{Cadence, Frequency, Health, Severity};
@@ -75,7 +75,8 @@ async fn alert_check(
     when: OffsetDateTime,
 ) -> Result<(AlertDraft, RecordedCheck, u32), StoreError> {
     let d = draft(fp, fp.map(|_| severity), when);
-    let diff = fp.map(|fp| diff(None, vec![change(&format!("$.{fp}"), severity)], when));
+    let diff =
+        fp.map(|fp| diff_of_drift(None, vec![change(&format!("$.{fp}"), severity)], when, fp));
     let (recorded, queued) = store
         .record_check_alerting(ws, check(endpoint, when), diff, d.clone())
         .await?;

@@ -513,6 +513,29 @@ pub struct NewDiff {
     pub changes: Vec<DiffChange>,
     pub summary: Option<Map<String, Value>>,
     pub created_at: OffsetDateTime,
+    /// The fingerprint of `changes` (D11: their set of (path, type, severity)), the one the
+    /// alert draft carries. A later check with the same fingerprint while this diff is open is
+    /// linked to it instead of writing a diff (D26); `None` is never joined.
+    pub fingerprint: Option<String>,
+}
+
+/// An endpoint's open diff: not accepted and not closed by a clean check or a different drift.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenDiff {
+    pub id: Uuid,
+    /// The baseline it was compared with.
+    pub baseline_id: Option<Uuid>,
+    pub fingerprint: Option<String>,
+}
+
+/// The diff a check was recorded with (a new one, or the open one it was linked to) and how
+/// often its drift was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiffSeen {
+    pub id: Uuid,
+    pub first_seen_at: OffsetDateTime,
+    pub last_seen_at: OffsetDateTime,
+    pub seen_count: u32,
 }
 
 /// Result of [`crate::Store::record_check`].
@@ -522,6 +545,9 @@ pub struct RecordedCheck {
     pub counts: DiffCounts,
     /// The health written to the endpoint.
     pub health: Health,
+    /// The check's diff: the one it wrote, or the open diff of the same fingerprint it was
+    /// linked to (D26); `None` for a check without changes.
+    pub diff: Option<DiffSeen>,
 }
 
 /// Result of [`crate::Store::accept_diff`].

@@ -24,10 +24,10 @@ use std::time::{Duration, Instant};
 
 use crate::env::{Backend, Env};
 
-type TestResult = Result<(), Box<dyn Error>>;
+pub(crate) type TestResult = Result<(), Box<dyn Error>>;
 
-const ALL_SCOPES: &str = "endpoints:read,endpoints:write,checks:run,baselines:write";
-const ENV: &[(&str, &str)] = &[
+pub(crate) const ALL_SCOPES: &str = "endpoints:read,endpoints:write,checks:run,baselines:write";
+pub(crate) const ENV: &[(&str, &str)] = &[
     ("APIDRIFT_OUTBOUND__ALLOW_CIDRS", "127.0.0.0/8"),
     ("APIDRIFT_LIMITS__CHECKS_PER_MINUTE", "100000"),
     ("APIDRIFT_LIMITS__READS_PER_MINUTE", "100000"),
@@ -52,10 +52,10 @@ enum Answer {
 type Seen = (String, Vec<u8>);
 
 /// One verified delivery: (event type, event id, body).
-type Delivery = (String, String, Value);
+pub(crate) type Delivery = (String, String, Value);
 
 /// A loopback HTTP server: answers from a script (then the default), records (head, body).
-struct Loopback {
+pub(crate) struct Loopback {
     addr: SocketAddr,
     body: Arc<Mutex<String>>,
     script: Arc<Mutex<Vec<Answer>>>,
@@ -63,7 +63,7 @@ struct Loopback {
 }
 
 impl Loopback {
-    fn start(body: &str) -> Result<Loopback, Box<dyn Error>> {
+    pub(crate) fn start(body: &str) -> Result<Loopback, Box<dyn Error>> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let lb = Loopback {
@@ -82,7 +82,7 @@ impl Loopback {
         Ok(lb)
     }
 
-    fn set(&self, body: &str) {
+    pub(crate) fn set(&self, body: &str) {
         if let Ok(mut g) = self.body.lock() {
             *g = body.to_owned();
         }
@@ -94,11 +94,11 @@ impl Loopback {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
 }
@@ -210,7 +210,7 @@ macro_rules! both_backends {
 
 both_backends!(alerts_accept_and_restart, schedules_and_quota);
 
-fn call(
+pub(crate) fn call(
     server: &Server,
     method: &str,
     path: &str,
@@ -231,7 +231,7 @@ fn call(
 }
 
 /// Waits until `f` holds (polling), or fails after `secs`.
-fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) -> TestResult {
+pub(crate) fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) -> TestResult {
     let deadline = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < deadline {
         if f() {
@@ -242,11 +242,11 @@ fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) -> TestResult {
     Err(format!("timed out waiting for {what}").into())
 }
 
-const BODY: &str = r#"{"users":[{"id":1,"name":"ann","email":"a@x"}],"total":1}"#;
-const DRIFTED: &str = r#"{"users":[{"id":1,"name":"ann"}],"total":"1"}"#;
+pub(crate) const BODY: &str = r#"{"users":[{"id":1,"name":"ann","email":"a@x"}],"total":1}"#;
+pub(crate) const DRIFTED: &str = r#"{"users":[{"id":1,"name":"ann"}],"total":"1"}"#;
 
 /// The signed deliveries the receiver saw: (type, event id, body), each signature checked.
-fn deliveries(rx: &Loopback, secret: &str) -> Result<Vec<Delivery>, Box<dyn Error>> {
+pub(crate) fn deliveries(rx: &Loopback, secret: &str) -> Result<Vec<Delivery>, Box<dyn Error>> {
     let mut out = Vec::new();
     for (head, body) in rx.seen() {
         let sig = header(&head, "apidrift-signature").ok_or("no Apidrift-Signature header")?;
@@ -394,10 +394,12 @@ fn alerts_accept_and_restart(backend: Backend) -> TestResult {
     let (s, b) = call(&server, "POST", &check, &token, None)?;
     assert_eq!((s, b["alertsSent"].as_u64()), (200, Some(1)), "{b}");
     let diff_id = b["diffId"].as_str().ok_or("no diff")?.to_owned();
-    // The same drift again: a new diff row, but no new alert.
+    // The same drift again: counted on the same open diff (D26), and no new alert.
     let (s, b) = call(&server, "POST", &check, &token, None)?;
     assert_eq!((s, b["alertsSent"].as_u64()), (200, Some(0)), "{b}");
     let latest_diff = b["diffId"].as_str().ok_or("no diff")?.to_owned();
+    assert_eq!(latest_diff, diff_id, "{b}");
+    assert_eq!(b["seenCount"].as_u64(), Some(2), "{b}");
 
     // Kill the server after the first (failed) attempt; the delivery survives the restart.
     wait_for(20, "the first attempt", || !rx.seen().is_empty())?;
@@ -514,8 +516,17 @@ fn alerts_accept_and_restart(backend: Backend) -> TestResult {
         None,
     )?;
     assert_eq!(s, 200, "{b}");
-    assert_eq!(b["diffs"][0]["id"], latest_diff.as_str());
-    assert_eq!(b["diffs"][1]["id"], diff_id.as_str());
+    // One drift, one diff: seen by the two drifting checks, accepted.
+    assert_eq!(b["diffs"].as_array().map(Vec::len), Some(1), "{b}");
+    assert_eq!(b["diffs"][0]["id"], diff_id.as_str());
+    assert_eq!(
+        (
+            b["diffs"][0]["seenCount"].as_u64(),
+            b["diffs"][0]["accepted"].as_bool()
+        ),
+        (Some(2), Some(true)),
+        "{b}"
+    );
     Ok(())
 }
 

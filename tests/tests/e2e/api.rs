@@ -291,6 +291,8 @@ async fn seed_diff(
                 changes,
                 summary: None,
                 created_at: at,
+                // A drift of its own: every seeded diff is written.
+                fingerprint: Some(diff_id.to_string()),
             }),
         )
         .await?;

@@ -235,8 +235,8 @@ fn check_flow_through_the_api(backend: Backend) -> TestResult {
     assert_eq!(status, 200);
     assert_eq!(
         body,
-        json!({"success": true, "diffId": null, "breakingCount": 0, "warningCount": 0,
-            "changeCount": 0, "alertsSent": 0})
+        json!({"success": true, "diffId": null, "seenCount": null, "breakingCount": 0,
+            "warningCount": 0, "changeCount": 0, "alertsSent": 0})
     );
 
     // Drift through the /v1 alias: a removed field (breaking) and a changed value (info).

@@ -16,6 +16,7 @@ mod diff_cli;
 mod env;
 mod hostile;
 mod import;
+mod incidents;
 mod intake;
 mod integrity;
 mod lifecycle;

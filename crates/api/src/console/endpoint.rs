@@ -155,6 +155,7 @@ async fn endpoint(state: web::Data<AppState>, req: HttpRequest, id: web::Path<St
         schedule: e.settings.schedule,
         next_run_at: e.next_run_at,
         history: &history.items,
+        now: time::OffsetDateTime::now_utc(),
         chart: &chart,
         checks: &checks,
         checks_total: page.total,

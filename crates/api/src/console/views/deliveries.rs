@@ -96,7 +96,13 @@ pub fn render(chrome: &Chrome, v: &DeliveryLog<'_>) -> Markup {
             }
             h2 { "Deliveries" }
             @if v.rows.is_empty() {
-                p { "No deliveries yet: one is queued when a check finds a drift at or above the minimum severity." }
+                p id="no-deliveries" {
+                    "No deliveries yet. One is queued here when a check finds a new drift (its set of \
+                     changes differs from the drift already alerted for that endpoint) with a change of \
+                     severity " strong { (v.min_severity) } " or worse, and when a later check finds no \
+                     change after a drift this webhook was sent (" code { "drift.resolved" } "). A check \
+                     that sees the same drift again queues nothing, and " em { "Send test" } " is not queued."
+                }
             } @else {
                 p { (v.total) " deliver" @if v.total == 1 { "y" } @else { "ies" } ", newest first" }
                 table id="deliveries" {
@@ -249,7 +255,14 @@ mod tests {
         assert!(html.contains(
             "role=\"alert\" id=\"test-outcome\">Test failed: the receiver answered HTTP 500.</p>"
         ));
-        assert!(html.contains("No deliveries yet"));
+        assert!(html.contains(&format!(
+            "<p id=\"no-deliveries\">No deliveries yet. One is queued here when a check finds a new \
+             drift (its set of changes differs from the drift already alerted for that endpoint) with \
+             a change of severity <strong>{}</strong> or worse, and when a later check finds no change \
+             after a drift this webhook was sent (<code>drift.resolved</code>). A check that sees the \
+             same drift again queues nothing, and <em>Send test</em> is not queued.</p>",
+            v.min_severity
+        )));
         assert!(!html.contains("Older deliveries"));
     }
 }

@@ -37,6 +37,11 @@ pub fn render(chrome: &Chrome, v: &DiffView<'_>) -> Markup {
                     @if d.accepted { span class="badge healthy" { "accepted" } } @else { "not accepted" }
                 }
             }
+            p id="diff-seen" {
+                "First seen " (time(d.first_seen_at.or(d.created_at))) " · last seen "
+                (time(d.last_seen_at.or(d.created_at))) " · "
+                @if d.seen_count == 1 { "seen by one check" } @else { "seen by " (d.seen_count) " checks" }
+            }
             @if d.accepted {
                 @if v.just_accepted {
                     p class="flash" role="status" { "Diff accepted: its response is the endpoint's baseline now." }
@@ -195,6 +200,9 @@ mod tests {
             warning_count: 0,
             info_count: 0,
             change_count: 1,
+            first_seen_at: None,
+            last_seen_at: None,
+            seen_count: 1,
         }
     }
 
@@ -300,6 +308,9 @@ mod tests {
             "<td><code>1</code> <small>(integer)</small></td><td><code>&quot;1&quot;</code> <small>(string)</small></td>"
         ));
         assert!(html.contains("<span id=\"diff-status\">not accepted</span>"));
+        assert!(
+            html.contains("<p id=\"diff-seen\">First seen — · last seen — · seen by one check</p>")
+        );
         assert!(html.contains(
             "<form method=\"get\" action=\"/console/diffs/00000000-0000-0000-0000-000000000000/accept\">"
         ));
@@ -334,6 +345,30 @@ mod tests {
         ));
         assert!(html.contains("Diff accepted"));
         assert!(html.contains("<p>No changes.</p>"));
+        let seen = DiffSummary {
+            first_seen_at: Some(time::macros::datetime!(2026-11-24 08:00 UTC)),
+            last_seen_at: Some(time::macros::datetime!(2026-11-27 09:30 UTC)),
+            seen_count: 212,
+            ..summary(false)
+        };
+        let html = render(
+            &chrome(),
+            &DiffView {
+                summary: &seen,
+                changes: &[],
+                groups: &[],
+                just_accepted: false,
+                can_accept: false,
+            },
+        )
+        .into_string();
+        assert!(
+            html.contains(
+                "<p id=\"diff-seen\">First seen 2026-11-24T08:00:00.000Z · last seen \
+             2026-11-27T09:30:00.000Z · seen by 212 checks</p>"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

@@ -45,8 +45,11 @@ pub struct EndpointDetail<'a> {
     /// Its schedule, if any, and when the schedule runs it next.
     pub schedule: Option<Cadence>,
     pub next_run_at: Option<OffsetDateTime>,
-    /// The latest diffs, newest first.
+    /// The latest diffs, newest first: one per drift (a check that sees the drift of the open
+    /// diff again counts on it).
     pub history: &'a [DiffSummary],
+    /// The time the page is drawn, from which the age of each drift is told.
+    pub now: OffsetDateTime,
     /// The latest checks for the charts (any order).
     pub chart: &'a [CheckPoint<'a>],
     /// One page of the check history, newest first.
@@ -230,7 +233,8 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
             } @else {
                 table {
                     thead { tr {
-                        th scope="col" { "Created" }
+                        th scope="col" { "First seen" }
+                        th scope="col" { "Drift" }
                         th scope="col" { "Breaking" }
                         th scope="col" { "Warnings" }
                         th scope="col" { "Info" }
@@ -239,7 +243,8 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                     tbody {
                         @for d in v.history {
                             tr {
-                                td { a href={ "/console/diffs/" (d.id) } { (time(d.created_at)) } }
+                                td { a href={ "/console/diffs/" (d.id) } { (time(d.first_seen_at.or(d.created_at))) } }
+                                td title={ "last seen " (time(d.last_seen_at)) } { (drift_span(d, v.now)) }
                                 td { (d.breaking_count) }
                                 td { (d.warning_count) }
                                 td { (d.info_count) }
@@ -251,6 +256,40 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
             }
         },
     )
+}
+
+/// One drift of the history: "since 3 days · seen 212 times", its age counted from when it was
+/// first seen.
+pub fn drift_span(d: &DiffSummary, now: OffsetDateTime) -> String {
+    let age = d
+        .first_seen_at
+        .or(d.created_at)
+        .map_or_else(|| "—".to_owned(), |first| age(now - first));
+    let seen = match d.seen_count {
+        1 => "seen once".to_owned(),
+        n => format!("seen {n} times"),
+    };
+    format!("since {age} · {seen}")
+}
+
+/// A duration in its largest whole unit: "3 days", "1 hour", "less than a minute".
+fn age(d: time::Duration) -> String {
+    let unit = |n: i64, one: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
+    if d.whole_days() >= 1 {
+        unit(d.whole_days(), "day")
+    } else if d.whole_hours() >= 1 {
+        unit(d.whole_hours(), "hour")
+    } else if d.whole_minutes() >= 1 {
+        unit(d.whole_minutes(), "minute")
+    } else {
+        "less than a minute".to_owned()
+    }
 }
 
 #[cfg(test)]
@@ -285,6 +324,7 @@ mod tests {
             schedule: None,
             next_run_at: None,
             history,
+            now: OffsetDateTime::UNIX_EPOCH,
             chart: &[],
             checks: &[],
             checks_total: 0,
@@ -306,6 +346,59 @@ mod tests {
     }
 
     #[test]
+    fn the_history_shows_one_row_per_drift_with_its_age_and_count() {
+        let now = OffsetDateTime::UNIX_EPOCH + time::Duration::days(30);
+        let first = now - time::Duration::days(3) - time::Duration::hours(5);
+        let drift = DiffSummary {
+            id: Uuid::nil(),
+            endpoint_id: None,
+            endpoint_name: None,
+            created_at: Some(first),
+            accepted: false,
+            breaking_count: 1,
+            warning_count: 0,
+            info_count: 0,
+            change_count: 1,
+            first_seen_at: Some(first),
+            last_seen_at: Some(now - time::Duration::minutes(5)),
+            seen_count: 212,
+        };
+        assert_eq!(drift_span(&drift, now), "since 3 days · seen 212 times");
+        let history = [drift];
+        let mut v = detail("a", "https://a.example/", &history);
+        v.now = now;
+        let html = render(&chrome(), &v).into_string();
+        assert!(html.contains(
+            "<td title=\"last seen 1970-01-30T23:55:00.000Z\">since 3 days · seen 212 times</td>"
+        ), "{html}");
+        assert_eq!(html.matches("since 3 days").count(), 1);
+        let at = |first: time::Duration, seen: u32| {
+            drift_span(
+                &DiffSummary {
+                    first_seen_at: Some(now - first),
+                    seen_count: seen,
+                    ..history[0].clone()
+                },
+                now,
+            )
+        };
+        assert_eq!(at(time::Duration::days(1), 2), "since 1 day · seen 2 times");
+        assert_eq!(at(time::Duration::hours(2), 1), "since 2 hours · seen once");
+        assert_eq!(
+            at(time::Duration::minutes(61), 1),
+            "since 1 hour · seen once"
+        );
+        assert_eq!(
+            at(time::Duration::minutes(7), 9),
+            "since 7 minutes · seen 9 times"
+        );
+        assert_eq!(
+            at(time::Duration::seconds(20), 1),
+            "since less than a minute · seen once"
+        );
+    }
+
+    #[test]
     fn buttons_for_members_and_a_note_for_viewers() {
         let history = [DiffSummary {
             id: Uuid::nil(),
@@ -317,6 +410,9 @@ mod tests {
             warning_count: 2,
             info_count: 3,
             change_count: 6,
+            first_seen_at: None,
+            last_seen_at: None,
+            seen_count: 1,
         }];
         let mut v = detail("a", "https://a.example/", &history);
         let html = render(&chrome(), &v).into_string();
@@ -336,6 +432,7 @@ mod tests {
         assert!(html.contains("<dd>bearer (the credential is never shown)</dd>"));
         assert!(html.contains(
             "<td><a href=\"/console/diffs/00000000-0000-0000-0000-000000000000\">—</a></td>\
+             <td title=\"last seen —\">since — · seen once</td>\
              <td>1</td><td>2</td><td>3</td><td>no</td>"
         ));
         v.can_act = false;

@@ -158,6 +158,9 @@ mod tests {
             warning_count: warning,
             info_count: 1,
             change_count: breaking + warning + 1,
+            first_seen_at: None,
+            last_seen_at: None,
+            seen_count: 1,
         }
     }
 
