@@ -6,8 +6,8 @@ use apidrift_store::{
     NewBaseline, NewEndpointRow, NewToken, NewWorkspace, ResponseContract, SealedSecrets,
     StoreError, StoredBaseline, StoredCheck, StoredEndpoint, StoredToken, Workspace,
     latency_from_json, latency_to_json, overrides_from_json, overrides_to_json, parse_enum,
-    scopes_from_text, scopes_to_text,
-    string_map_from_json, string_map_to_json, strings_from_json, strings_to_json, to_u16, to_u32,
+    scopes_from_text, scopes_to_text, string_map_from_json, string_map_to_json, strings_from_json,
+    strings_to_json, to_u16, to_u32,
 };
 use diesel::prelude::*;
 use diesel::sqlite::Sqlite;

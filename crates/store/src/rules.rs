@@ -5,7 +5,9 @@
 //! value comes from these pure functions, called by the adapter or by the generic steps of
 //! [`crate::run`]. [`crate::plan_alerts`] (D11) is the same kind of rule for alerts.
 
-use crate::{DiffCounts, NewDiff, OpenDiff, UptimeCounts, WindowCounts, Workspace, WorkspaceUpdate};
+use crate::{
+    DiffCounts, NewDiff, OpenDiff, UptimeCounts, WindowCounts, Workspace, WorkspaceUpdate,
+};
 use apidrift_model::{Cadence, Health, Uptime};
 use time::OffsetDateTime;
 use uuid::Uuid;

@@ -951,7 +951,6 @@ pub async fn lifecycle_workspace_overview(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
-
 /// Expands the lifecycle cases (used by [`crate::conformance_suite!`]).
 #[macro_export]
 macro_rules! lifecycle_conformance_cases {
