@@ -176,7 +176,12 @@ impl Service {
                 .update_endpoint(ws, id, changes, Some(current.version), self.now_millis())
                 .await
             {
-                Ok(updated) => return Ok(updated),
+                // The answer reads as `GET` does, uptime included.
+                Ok(mut updated) => {
+                    self.with_uptime(ws, std::slice::from_mut(&mut updated))
+                        .await?;
+                    return Ok(updated);
+                }
                 Err(StoreError::Changed) if if_match.is_some() => {
                     return Err(ServiceError::Changed { what: "endpoint" });
                 }

@@ -47,7 +47,7 @@ impl Service {
 
     /// Fills `uptime` on `endpoints` (D26) from the checks history: one read for the whole list;
     /// an endpoint without checks in the last 30 days gets every window `null`.
-    async fn with_uptime(
+    pub(crate) async fn with_uptime(
         &self,
         ws: Uuid,
         endpoints: &mut [StoredEndpoint],

@@ -362,13 +362,17 @@ mod tests {
             },
         )
         .into_string();
-        assert!(
-            html.contains(
-                "<p id=\"diff-seen\">First seen 2026-11-24T08:00:00.000Z · last seen \
-             2026-11-27T09:30:00.000Z · seen by 212 checks</p>"
-            ),
-            "{html}"
-        );
+        // Relative times with the absolute UTC time on hover (the relative text moves with
+        // the clock, so only the instants are compared).
+        for part in [
+            "<p id=\"diff-seen\">First seen <time datetime=\"2026-11-24T08:00:00.000Z\" \
+             title=\"2026-11-24 08:00:00 UTC\">",
+            "</time> · last seen <time datetime=\"2026-11-27T09:30:00.000Z\" \
+             title=\"2026-11-27 09:30:00 UTC\">",
+            "</time> · seen by 212 checks</p>",
+        ] {
+            assert!(html.contains(part), "{part} in {html}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! diff history.
 
 use super::chart::{self, CheckPoint};
-use super::layout::{Chrome, badge, csrf_field, millis, page, schedule, time};
+use super::layout::{Chrome, badge, csrf_field, millis, page, schedule, time, utc};
 use apidrift_model::Cadence;
 use apidrift_model::{DiffSummary, Health};
 use maud::{Markup, html};
@@ -244,7 +244,7 @@ pub fn render(chrome: &Chrome, v: &EndpointDetail<'_>) -> Markup {
                         @for d in v.history {
                             tr {
                                 td { a href={ "/console/diffs/" (d.id) } { (time(d.first_seen_at.or(d.created_at))) } }
-                                td title={ "last seen " (time(d.last_seen_at)) } { (drift_span(d, v.now)) }
+                                td title={ "last seen " (d.last_seen_at.map_or_else(|| "—".to_owned(), utc)) } { (drift_span(d, v.now)) }
                                 td { (d.breaking_count) }
                                 td { (d.warning_count) }
                                 td { (d.info_count) }
@@ -368,9 +368,12 @@ mod tests {
         let mut v = detail("a", "https://a.example/", &history);
         v.now = now;
         let html = render(&chrome(), &v).into_string();
-        assert!(html.contains(
-            "<td title=\"last seen 1970-01-30T23:55:00.000Z\">since 3 days · seen 212 times</td>"
-        ), "{html}");
+        assert!(
+            html.contains(
+                "<td title=\"last seen 1970-01-30 23:55:00 UTC\">since 3 days · seen 212 times</td>"
+            ),
+            "{html}"
+        );
         assert_eq!(html.matches("since 3 days").count(), 1);
         let at = |first: time::Duration, seen: u32| {
             drift_span(

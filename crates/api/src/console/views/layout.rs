@@ -133,7 +133,7 @@ pub fn timestamp(t: OffsetDateTime) -> String {
 }
 
 /// `2026-11-27 11:04:05 UTC`.
-fn utc(t: OffsetDateTime) -> String {
+pub fn utc(t: OffsetDateTime) -> String {
     let t = t.to_offset(time::UtcOffset::UTC);
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
