@@ -75,6 +75,9 @@ BASE="http://$ADDR"
 curl -fsS -o /dev/null -X POST "$BASE/api/v1/endpoints" -H "Authorization: Bearer $TOKEN" \
     -H 'Content-Type: application/json' -d '{"name":"seed","url":"https://example.com/"}'
 
+# Left out: the routes that fetch an upstream or send a webhook delivery (a check, a baseline
+# capture, a webhook's test delivery, each with its /v1 twin). They make outbound requests, which
+# a test machine cannot make (and which the SSRF and e2e suites cover against loopback servers).
 set +e
 "$VENV/bin/schemathesis" --config-file "$ROOT/scripts/schemathesis.toml" run "$BASE/openapi.json" \
     --url "$BASE" \
@@ -86,6 +89,9 @@ set +e
     --exclude-operation-id runCheck \
     --exclude-operation-id runCheckV1 \
     --exclude-operation-id captureBaselineV1 \
+    --exclude-operation-id captureBaseline \
+    --exclude-operation-id testWebhook \
+    --exclude-operation-id testWebhookV1 \
     --no-color
 STATUS=$?
 set -e

@@ -22,6 +22,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("/api/v1/endpoints/{id}/checks", "GET"),
     ("/api/v1/endpoints/{id}/check", "POST"),
     ("/api/v1/workspace", "GET, PATCH"),
+    ("/api/v1/apply", "POST"),
     ("/api/v1/endpoints/{id}/baseline", "POST"),
     ("/api/v1/endpoints/{id}/diffs", "GET"),
     ("/api/v1/diffs", "GET"),
