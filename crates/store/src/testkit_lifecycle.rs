@@ -336,6 +336,11 @@ pub async fn lifecycle_endpoint_version(store: Arc<dyn Store>) -> TestResult {
         Err(StoreError::Changed) => {}
         x => return Err(fail(format!("stale delete: {x:?}"))),
     }
+    // Unchanged, now read with the next run of the schedule inserted above.
+    let v3 = StoredEndpoint {
+        next_run_at: Some(at(50)),
+        ..v3
+    };
     assert_eq!(store.get_endpoint(a.id, e.id).await?, Some(v3));
     assert_eq!(store.count_endpoints(a.id).await?, 1);
     assert!(
