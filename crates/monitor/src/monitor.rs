@@ -183,6 +183,21 @@ fn headers_from_json(value: &Value) -> Vec<(String, String)> {
     }
 }
 
+/// What a multi-sample capture does between two samples (D20: the monitor's sample interval).
+pub(crate) trait SamplePause: Send {
+    /// Waits `pause`, the capture holding `held` bytes of samples meanwhile.
+    fn pause(&mut self, pause: Duration, held: usize) -> impl Future<Output = ()> + Send;
+}
+
+/// A plain sleep between samples: a capture asked for through the API or the CLI.
+struct Sleep;
+
+impl SamplePause for Sleep {
+    async fn pause(&mut self, pause: Duration, _held: usize) {
+        tokio::time::sleep(pause).await;
+    }
+}
+
 fn binding(workspace: Uuid, row: Uuid, field: Field) -> Binding {
     Binding::new(*workspace.as_bytes(), *row.as_bytes(), field)
 }
@@ -308,11 +323,32 @@ impl Monitor {
         self.store
             .begin_checking(workspace_id, endpoint_id, now, deadline)
             .await?;
-        let result = self.capture_inner(&endpoint, &request, samples).await;
+        let result = self
+            .capture_inner(&endpoint, &request, samples, &mut Sleep)
+            .await;
         if result.is_err() {
             self.restore_health(&endpoint).await;
         }
         result
+    }
+
+    /// The first baseline of a scheduled run: [`Monitor::capture_baseline_sampled`] of
+    /// `endpoint` as the run read it, with `pause` between the samples (the scheduler's runs
+    /// wait outside their run slot). It writes no `checking` mark and restores no health: the
+    /// run's claim marked the endpoint, the worker's heartbeat keeps that mark and the lease
+    /// alive for the whole capture, pauses included, and the run's finish gives the health back
+    /// when nothing was recorded.
+    pub(crate) async fn capture_scheduled(
+        &self,
+        endpoint: &StoredEndpoint,
+        samples: u8,
+        pause: &mut impl SamplePause,
+    ) -> Result<StoredBaseline, MonitorError> {
+        let samples = samples.clamp(1, MAX_SAMPLES);
+        let lock = self.lock_for(endpoint.id);
+        let _guard = lock.lock().await;
+        let request = self.request_for(endpoint)?;
+        self.capture_inner(endpoint, &request, samples, pause).await
     }
 
     async fn capture_inner(
@@ -320,11 +356,13 @@ impl Monitor {
         endpoint: &StoredEndpoint,
         request: &FetchRequest,
         samples: u8,
+        pause: &mut impl SamplePause,
     ) -> Result<StoredBaseline, MonitorError> {
         let mut taken: Vec<Captured> = Vec::with_capacity(usize::from(samples));
         for i in 0..samples {
             if i > 0 {
-                tokio::time::sleep(self.sample_interval).await;
+                let held = taken.iter().map(|c| c.body.len()).sum();
+                pause.pause(self.sample_interval, held).await;
             }
             let response = self
                 .fetch_with_retries(request, endpoint.settings.retries)

@@ -8,10 +8,10 @@
 //! captures it; otherwise it is a check. Every run consumes one quota unit; with the quota
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
-use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
+use crate::loops::{Ctx, Room, RunSlot, WorkerStats, claim_loop, random_below};
 use crate::{MonitorError, ScheduledSlot};
 use apidrift_model::{Cadence, Plan};
-use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
+use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome, StoredEndpoint};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -104,6 +104,8 @@ impl Drop for Running {
 /// Every third of a lease, moves the leases of the runs in flight one lease ahead (and their
 /// `checking` marks): a run slower than its lease (a slow upstream with retries, a loaded host,
 /// a multi-sample first capture) is not claimed again by another worker while this one lives.
+/// A run is in flight from its claim to its end, whether it holds a run slot or waits outside one
+/// between samples ([`RunSlot::pause`]): its task holds its [`Running`] mark throughout.
 /// A process that dies stops renewing, so its claims still pass to others after one lease.
 async fn heartbeat(ctx: Ctx, in_flight: InFlight, mut stop: watch::Receiver<bool>) {
     let every = (ctx.config.lease / 3).max(Duration::from_millis(10));
@@ -143,10 +145,16 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     let beat = tokio::spawn(heartbeat(ctx.clone(), in_flight.clone(), stop.clone()));
     let claim_ctx = ctx.clone();
     let mut last_sync: Option<std::time::Instant> = None;
+    let room = Room::new(
+        ctx.config.concurrency,
+        ctx.config.max_waiting,
+        ctx.config.max_waiting_bytes,
+        ctx.stats.clone(),
+    );
     claim_loop(
         ctx.config.poll,
         ctx.config.grace,
-        ctx.config.concurrency.max(1),
+        room,
         stop,
         move |free| {
             let ctx = claim_ctx.clone();
@@ -177,7 +185,7 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
                 }
             }
         },
-        move |item: ClaimedSchedule| {
+        move |item: ClaimedSchedule, mut slot: RunSlot| {
             let ctx = ctx.clone();
             in_flight
                 .lock()
@@ -185,7 +193,8 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
                 .insert(item.endpoint_id);
             let running = Running(in_flight.clone(), item.endpoint_id);
             async move {
-                run_one(&ctx, item).await;
+                run_one(&ctx, item, &mut slot).await;
+                drop(slot);
                 drop(running);
             }
         },
@@ -194,7 +203,7 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     beat.abort();
 }
 
-async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
+async fn run_one(ctx: &Ctx, item: ClaimedSchedule, slot: &mut RunSlot) {
     let started = OffsetDateTime::now_utc();
     let lag = (started - item.next_run_at).whole_milliseconds().max(0);
     crate::metrics::record_schedule_lag(std::time::Duration::from_millis(
@@ -205,7 +214,7 @@ async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(u64::try_from(lag).unwrap_or(0));
-    let (outcome, skipped) = match execute(ctx, &item).await {
+    let (outcome, skipped) = match execute(ctx, &item, slot).await {
         // A recorded check finished its run in its own transaction (issue 23): a kill after
         // that commit can no longer leave the slot to run, and take a unit, a second time.
         Ran::Recorded { finished } => {
@@ -246,7 +255,7 @@ enum Ran {
 }
 
 /// Runs one due schedule.
-async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
+async fn execute(ctx: &Ctx, item: &ClaimedSchedule, slot: &mut RunSlot) -> Ran {
     let store = ctx.monitor.store();
     let (ws, ep) = (item.workspace_id, item.endpoint_id);
     let workspace = match store.get_workspace(ws).await {
@@ -260,17 +269,17 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
             true,
         );
     }
-    match store.get_endpoint(ws, ep).await {
+    let endpoint = match store.get_endpoint(ws, ep).await {
         Ok(Some(e)) if e.paused => return Ran::Other("skipped: endpoint paused".into(), true),
         // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
         // the user no longer asked for it.
         Ok(Some(e)) if e.settings.schedule.is_none() => {
             return Ran::Other("skipped: schedule removed".into(), true);
         }
-        Ok(Some(_)) => {}
+        Ok(Some(e)) => e,
         Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
         Err(e) => return Ran::Other(format!("failed: {e}"), false),
-    }
+    };
     match store.active_baseline(ws, ep).await {
         Ok(Some(_)) => {
             let slot = ScheduledSlot {
@@ -302,7 +311,7 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
                 }
                 Err(e) => return Ran::Other(format!("failed: {e}"), false),
             }
-            let (outcome, skipped) = first_baseline(ctx, ws, ep).await;
+            let (outcome, skipped) = first_baseline(ctx, &endpoint, slot).await;
             Ran::Other(outcome, skipped)
         }
         Err(e) => Ran::Other(format!("failed: {e}"), false),
@@ -311,15 +320,22 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
 
 /// The first baseline of a scheduled endpoint: `first_baseline_samples` samples, so that the
 /// following full-mode checks ignore the fields that change on every call (timestamps, request
-/// ids). Samples that disagree in shape (a list whose items vary, say) would leave the endpoint
-/// without a baseline run after run: the run then keeps a single sample and says so.
-async fn first_baseline(ctx: &Ctx, ws: uuid::Uuid, ep: uuid::Uuid) -> (String, bool) {
+/// ids). Between the samples the run waits outside its run slot when the worker's waiting room
+/// has space ([`RunSlot::pause`]): the pauses cost neither CPU nor a slot, so a new fleet is
+/// claimed at the rate of a settled one. Samples that disagree in shape (a list whose items vary,
+/// say) would leave the endpoint without a baseline run after run: the run then keeps a single
+/// sample and says so.
+async fn first_baseline(
+    ctx: &Ctx,
+    endpoint: &StoredEndpoint,
+    slot: &mut RunSlot,
+) -> (String, bool) {
     let samples = ctx.config.first_baseline_samples.max(1);
-    let captured = match ctx.monitor.capture_baseline_sampled(ws, ep, samples).await {
+    let captured = match ctx.monitor.capture_scheduled(endpoint, samples, slot).await {
         Err(MonitorError::Unstable(why)) if samples > 1 => {
-            tracing::info!(endpoint = %ep, reason = %why, "scheduler: samples disagree, keeping one");
+            tracing::info!(endpoint = %endpoint.id, reason = %why, "scheduler: samples disagree, keeping one");
             ctx.monitor
-                .capture_baseline(ws, ep)
+                .capture_scheduled(endpoint, 1, slot)
                 .await
                 .map(|b| (b, " (one sample: the samples differed in shape)"))
         }
