@@ -9,9 +9,10 @@
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
 use crate::loops::{Ctx, Room, RunSlot, WorkerStats, claim_loop, random_below};
+use crate::monitor::LockedRead;
 use crate::{MonitorError, ScheduledSlot};
 use apidrift_model::{Cadence, Plan};
-use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome, StoredEndpoint};
+use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -254,68 +255,62 @@ enum Ran {
     Other(String, bool),
 }
 
-/// Runs one due schedule.
+/// Runs one due schedule, from one read ([`crate::Monitor`]'s `read_scheduled`: the endpoint,
+/// its baseline, the quota, the newest diff and the workspace's plan, under the endpoint's lock)
+/// that both the decision and the check use.
 async fn execute(ctx: &Ctx, item: &ClaimedSchedule, slot: &mut RunSlot) -> Ran {
-    let store = ctx.monitor.store();
     let (ws, ep) = (item.workspace_id, item.endpoint_id);
-    let workspace = match store.get_workspace(ws).await {
-        Ok(Some(w)) => w,
-        Ok(None) => return Ran::Other("skipped: workspace not found".into(), true),
+    let read = match ctx.monitor.read_scheduled(ws, ep).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
         Err(e) => return Ran::Other(format!("failed: {e}"), false),
     };
-    if matches!(workspace.plan, Plan::Free) {
+    let context = &read.context;
+    if matches!(context.plan, Plan::Free) {
         return Ran::Other(
             "skipped: schedules require the Starter plan or above".into(),
             true,
         );
     }
-    let endpoint = match store.get_endpoint(ws, ep).await {
-        Ok(Some(e)) if e.paused => return Ran::Other("skipped: endpoint paused".into(), true),
-        // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
-        // the user no longer asked for it.
-        Ok(Some(e)) if e.settings.schedule.is_none() => {
-            return Ran::Other("skipped: schedule removed".into(), true);
-        }
-        Ok(Some(e)) => e,
-        Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
-        Err(e) => return Ran::Other(format!("failed: {e}"), false),
-    };
-    match store.active_baseline(ws, ep).await {
-        Ok(Some(_)) => {
-            let slot = ScheduledSlot {
-                owner: ctx.owner.clone(),
-                due: item.next_run_at,
-                period: period(ctx, item.cadence),
-            };
-            match ctx.monitor.run_scheduled_check(ws, ep, &slot).await {
-                Ok(o) => Ran::Recorded {
-                    finished: o.schedule_finished,
-                },
-                Err(MonitorError::QuotaExhausted { .. }) => {
-                    Ran::Other("skipped: monthly check quota exhausted".into(), true)
-                }
-                Err(MonitorError::NotFound) => {
-                    Ran::Other("skipped: endpoint not found".into(), true)
-                }
-                Err(e) => Ran::Other(format!("failed: {e}"), false),
-            }
-        }
-        Ok(None) => {
-            match store
-                .consume_check_unit(ws, OffsetDateTime::now_utc())
-                .await
-            {
-                Ok(QuotaOutcome::Consumed { .. }) => {}
-                Ok(QuotaOutcome::Exhausted { .. }) => {
-                    return Ran::Other("skipped: monthly check quota exhausted".into(), true);
-                }
-                Err(e) => return Ran::Other(format!("failed: {e}"), false),
-            }
-            let (outcome, skipped) = first_baseline(ctx, &endpoint, slot).await;
-            Ran::Other(outcome, skipped)
-        }
-        Err(e) => Ran::Other(format!("failed: {e}"), false),
+    if context.endpoint.paused {
+        return Ran::Other("skipped: endpoint paused".into(), true);
     }
+    // The run was claimed, then its schedule was removed (a PATCH or an edit in between): the
+    // user no longer asked for it.
+    if context.endpoint.settings.schedule.is_none() {
+        return Ran::Other("skipped: schedule removed".into(), true);
+    }
+    if context.baseline.is_some() {
+        let slot = ScheduledSlot {
+            owner: ctx.owner.clone(),
+            due: item.next_run_at,
+            period: period(ctx, item.cadence),
+        };
+        return match ctx.monitor.run_scheduled_check(read, &slot).await {
+            Ok(o) => Ran::Recorded {
+                finished: o.schedule_finished,
+            },
+            Err(MonitorError::QuotaExhausted { .. }) => {
+                Ran::Other("skipped: monthly check quota exhausted".into(), true)
+            }
+            Err(MonitorError::NotFound) => Ran::Other("skipped: endpoint not found".into(), true),
+            Err(e) => Ran::Other(format!("failed: {e}"), false),
+        };
+    }
+    match ctx
+        .monitor
+        .store()
+        .consume_check_unit(ws, OffsetDateTime::now_utc())
+        .await
+    {
+        Ok(QuotaOutcome::Consumed { .. }) => {}
+        Ok(QuotaOutcome::Exhausted { .. }) => {
+            return Ran::Other("skipped: monthly check quota exhausted".into(), true);
+        }
+        Err(e) => return Ran::Other(format!("failed: {e}"), false),
+    }
+    let (outcome, skipped) = first_baseline(ctx, &read, slot).await;
+    Ran::Other(outcome, skipped)
 }
 
 /// The first baseline of a scheduled endpoint: `first_baseline_samples` samples, so that the
@@ -325,17 +320,17 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule, slot: &mut RunSlot) -> Ran {
 /// claimed at the rate of a settled one. Samples that disagree in shape (a list whose items vary,
 /// say) would leave the endpoint without a baseline run after run: the run then keeps a single
 /// sample and says so.
-async fn first_baseline(
-    ctx: &Ctx,
-    endpoint: &StoredEndpoint,
-    slot: &mut RunSlot,
-) -> (String, bool) {
+async fn first_baseline(ctx: &Ctx, read: &LockedRead, slot: &mut RunSlot) -> (String, bool) {
     let samples = ctx.config.first_baseline_samples.max(1);
-    let captured = match ctx.monitor.capture_scheduled(endpoint, samples, slot).await {
+    let captured = match ctx.monitor.capture_scheduled(read, samples, slot).await {
         Err(MonitorError::Unstable(why)) if samples > 1 => {
-            tracing::info!(endpoint = %endpoint.id, reason = %why, "scheduler: samples disagree, keeping one");
+            tracing::info!(
+                endpoint = %read.context.endpoint.id,
+                reason = %why,
+                "scheduler: samples disagree, keeping one"
+            );
             ctx.monitor
-                .capture_scheduled(endpoint, 1, slot)
+                .capture_scheduled(read, 1, slot)
                 .await
                 .map(|b| (b, " (one sample: the samples differed in shape)"))
         }
