@@ -12,7 +12,7 @@ use crate::loops::{Ctx, Room, RunSlot, WorkerStats, claim_loop, random_below};
 use crate::monitor::LockedRead;
 use crate::{MonitorError, ScheduledSlot};
 use apidrift_model::{Cadence, Plan};
-use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
+use apidrift_store::{ClaimedSchedule, NewSchedule};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -307,16 +307,21 @@ async fn execute(ctx: &Ctx, item: &ClaimedSchedule, slot: &mut RunSlot) -> Ran {
             Err(e) => Ran::Other(format!("failed: {e}"), false),
         };
     }
+    // The first run takes its unit before it fetches, under the quota the read found (no
+    // second read of the workspace): refused without a write when the read found none left,
+    // and by the atomic take when the last one went meanwhile.
+    let exhausted = Ran::Other("skipped: monthly check quota exhausted".into(), true);
+    if context.usage.exhausted().is_some() {
+        return exhausted;
+    }
     match ctx
         .monitor
         .store()
-        .consume_check_unit(ws, OffsetDateTime::now_utc())
+        .take_check_unit(ws, OffsetDateTime::now_utc(), context.usage.quota)
         .await
     {
-        Ok(QuotaOutcome::Consumed { .. }) => {}
-        Ok(QuotaOutcome::Exhausted { .. }) => {
-            return Ran::Other("skipped: monthly check quota exhausted".into(), true);
-        }
+        Ok(Some(_)) => {}
+        Ok(None) => return exhausted,
         Err(e) => return Ran::Other(format!("failed: {e}"), false),
     }
     let (outcome, skipped) = first_baseline(ctx, &read, slot).await;
