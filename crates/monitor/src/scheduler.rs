@@ -47,7 +47,7 @@ fn period(ctx: &Ctx, c: Cadence) -> Duration {
 /// longer). Each sync scans every endpoint against the schedules (an anti-join: about 50 ms at
 /// 20,000 endpoints on a loaded 2-core machine), so once a poll (200 ms in the scheduler
 /// benchmark) it took more of the database's time than the statements of the runs it claimed
-/// (pg_stat_statements, docs/operations.md). A new schedule's row appears
+/// (pg_stat_statements; docs/checks.md, "A new fleet, measured"). A new schedule's row appears
 /// within this bound; its first run is spread over one period after that anyway (jitter).
 fn sync_every(poll: Duration) -> Duration {
     (poll * 25).min(Duration::from_secs(5)).max(poll)
