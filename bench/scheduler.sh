@@ -9,6 +9,16 @@
 # time -> start) p50/p99/max per 10 s window from its log. For scaling, offer more than one
 # worker can take (e.g. RATE 1500) and compare WORKERS=1 with WORKERS=2.
 # BIN=path/to/apidrift (default target/release/apidrift, else target/debug/apidrift).
+#
+# The workers run at the defaults (`worker.concurrency` 64, `baseline.first_samples` 3 a second
+# apart) unless CONCURRENCY or APIDRIFT_BASELINE__FIRST_SAMPLES say otherwise. With N/RATE longer
+# than SECONDS (the default 100000 at 280/s: a period of 357 s) every run is a new endpoint's first
+# run: a baseline captured from three samples, the run waiting outside its slot between them
+# (issue 29). A shorter period adds the checks of the second and later runs.
+#
+# STATEMENTS=1 also counts the database's work per run: pg_stat_statements (created in the bench
+# database, reset for that database only after seeding) and the transactions committed
+# (pg_stat_database.xact_commit), printed as calls per run, with the statements that make them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=${1:?a PostgreSQL URL whose database may be dropped and recreated}
@@ -48,6 +58,9 @@ python3 "$work/upstream.py" $port &
 sleep 0.5
 
 echo "seeding $n endpoints, period ${period_ms} ms (${rate}/s)"
+if [[ -n "${STATEMENTS:-}" ]]; then
+  psql "$url" -qc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+fi
 psql "$url" -q <<SQL
 INSERT INTO endpoints (id, workspace_id, name, url, method, environment, tags, health, auth_type,
   content_type, diff_mode, timeout_ms, schedule, ignore_paths, follow_redirects, created_at, updated_at)
@@ -59,11 +72,18 @@ SELECT id, workspace_id, 'HOURLY', now() + interval '5 seconds' + (random() * $p
 FROM endpoints;
 SQL
 
+if [[ -n "${STATEMENTS:-}" ]]; then
+  # This database's figures only: the server is shared.
+  psql "$url" -qAtc "SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)" >/dev/null
+  xact0=$(psql "$url" -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+fi
+
 workers=${WORKERS:-1}
 wpids=()
 for w in $(seq 1 "$workers"); do
+  env ${CONCURRENCY:+APIDRIFT_WORKER__CONCURRENCY=$CONCURRENCY} \
   APIDRIFT_OUTBOUND__ALLOW_CIDRS=127.0.0.0/8 APIDRIFT_WORKER__PERIOD_OVERRIDE_MS=$period_ms \
-  APIDRIFT_WORKER__CONCURRENCY=${CONCURRENCY:-128} APIDRIFT_WORKER__POLL_MS=200 APIDRIFT_LOG=info \
+  APIDRIFT_WORKER__POLL_MS=200 APIDRIFT_LOG=info \
     "$bin" serve --role worker --no-bootstrap --database-url "$url" >"$work/out.$w.log" 2>"$work/err.$w.log" &
   wpids+=($!)
 done
@@ -89,6 +109,20 @@ echo "workers: $workers; load average at the end: $(cut -d' ' -f1-3 /proc/loadav
 echo "runs: $runs in ${seconds}s = $(python3 -c "print(round($runs/$seconds,1))") claims/s (target $rate/s; first runs capture baselines)"
 echo "worker CPU (all workers): $(python3 -c "print(round($ticks/$hz,1))") s = $(python3 -c "print(round(1000*$ticks/$hz/max($runs,1),2))") ms per claim (fetch, seal, record included)"
 echo "worker peak RSS: $((peak / 1024)) MB (target <= 100 MB)"
+baselines=$(psql "$url" -tAc "SELECT count(*) FROM baselines")
+echo "baselines captured (first runs): $baselines; samples per capture: ${APIDRIFT_BASELINE__FIRST_SAMPLES:-3}"
+if [[ -n "${STATEMENTS:-}" ]]; then
+  xact1=$(psql "$url" -tAc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+  echo "statements per run (pg_stat_statements calls / $runs runs; the script's own reads included):"
+  psql "$url" -P pager=off -c "SELECT round(sum(calls)::numeric / greatest($runs, 1), 2) AS calls_per_run,
+      round(sum(total_exec_time)::numeric / greatest($runs, 1), 3) AS exec_ms_per_run
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+  psql "$url" -P pager=off -c "SELECT round(calls::numeric / greatest($runs, 1), 3) AS per_run,
+      round(mean_exec_time::numeric, 3) AS mean_ms, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS statement
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY calls DESC LIMIT 25"
+  echo "transactions committed per run: $(python3 -c "print(round(($xact1 - $xact0) / max($runs, 1), 2))")"
+fi
 echo "schedules more than 60 s overdue at the end: $overdue"
 for w in $(seq 1 "$workers"); do
   echo "worker $w: lag per 10 s window (ms):"

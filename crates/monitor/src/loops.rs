@@ -1,15 +1,25 @@
 //! What the worker's loops share ([`crate::scheduler`], [`crate::outbox`] and
 //! [`crate::worker`]): their settings, counters and context, the claim loop that runs claimed
-//! items with bounded concurrency, and the jitter source. A leaf module: it names none of the
-//! loops, so the loops and the [`crate::Worker`] that starts them depend on it, not on each other.
+//! items with bounded concurrency (run slots, and a bounded room where a run waits outside its
+//! slot), and the jitter source. A leaf module: it names none of the loops, so the loops and the
+//! [`crate::Worker`] that starts them depend on it, not on each other.
 
 use crate::Monitor;
 use apidrift_seal::KeyRing;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
+
+/// Most scheduled runs of one process that wait outside their run slot at once (a first capture
+/// between its samples, [`RunSlot::pause`]), by default. The pauses cost no CPU; a waiting run
+/// holds its task, its endpoint row and the samples taken so far.
+pub const DEFAULT_MAX_WAITING: usize = 4096;
+
+/// Most bytes of samples those waiting runs may hold at once, by default (64 MiB). A run whose
+/// samples do not fit waits in its slot, as every run did before.
+pub const DEFAULT_MAX_WAITING_BYTES: usize = 64 * 1024 * 1024;
 
 /// Settings of the worker loops (`[worker]` and `[alerts]` in the configuration).
 #[derive(Debug, Clone, PartialEq)]
@@ -22,8 +32,14 @@ pub struct WorkerConfig {
     pub poll: Duration,
     /// How long a claim is held; a process that died is replaced after this.
     pub lease: Duration,
-    /// Scheduled checks run at once per process.
+    /// Scheduled runs active at once per process (fetching, diffing, recording). A first capture
+    /// waiting between its samples leaves its slot to another run (see `max_waiting`).
     pub concurrency: usize,
+    /// Most scheduled runs waiting outside a slot at once per process ([`DEFAULT_MAX_WAITING`]).
+    pub max_waiting: usize,
+    /// Most bytes of samples the waiting runs hold at once ([`DEFAULT_MAX_WAITING_BYTES`]);
+    /// beyond either bound a run waits in its slot.
+    pub max_waiting_bytes: usize,
     /// Deliveries sent at once per process.
     pub delivery_concurrency: usize,
     /// How long shutdown waits for claimed work before releasing it.
@@ -61,6 +77,8 @@ impl Default for WorkerConfig {
             poll: Duration::from_millis(1000),
             lease: Duration::from_secs(120),
             concurrency: 64,
+            max_waiting: DEFAULT_MAX_WAITING,
+            max_waiting_bytes: DEFAULT_MAX_WAITING_BYTES,
             delivery_concurrency: 16,
             grace: Duration::from_secs(20),
             period_override: None,
@@ -85,6 +103,10 @@ pub struct WorkerStats {
     pub schedules_skipped: AtomicU64,
     pub deliveries_sent: AtomicU64,
     pub deliveries_failed_attempts: AtomicU64,
+    /// Pauses of scheduled runs (between the samples of a first capture) spent outside a run
+    /// slot, and spent in one because the waiting room was full.
+    pub pauses_outside: AtomicU64,
+    pub pauses_in_slot: AtomicU64,
     /// Lag between due time and start, milliseconds, of the runs since the last report.
     pub lags: std::sync::Mutex<Vec<u64>>,
 }
@@ -119,13 +141,106 @@ pub(crate) struct Ctx {
     pub stats: Arc<WorkerStats>,
 }
 
-/// Runs claimed items through `work`, at most `limit` at once, until `stop`; then waits up to
-/// `grace` for the ones in flight and aborts the rest (their leases are released by
-/// [`Worker::shutdown`]).
+/// The run slots of one claim loop, and the room where its runs may wait outside them.
+///
+/// A claimed item runs holding a slot (a permit of `slots`), so at most that many run at once. A
+/// run that must pause (a first capture between its samples) leaves its slot for the pause
+/// ([`RunSlot::pause`]) when the room has space for it and the bytes it holds: at most
+/// `max_waiting` runs and `max_waiting_bytes` wait at once, so the tasks of a loop number at most
+/// slots + `max_waiting`. A run back from its pause queues for a slot, and is served before any
+/// new claim: the semaphore hands a released permit to its queue first, and the claim loop only
+/// takes permits nobody queues for.
+pub(crate) struct Room {
+    slots: Arc<Semaphore>,
+    waiting: Arc<Semaphore>,
+    /// In KiB, one permit each.
+    waiting_kib: Arc<Semaphore>,
+    stats: Arc<WorkerStats>,
+}
+
+impl Room {
+    pub(crate) fn new(
+        slots: usize,
+        max_waiting: usize,
+        max_waiting_bytes: usize,
+        stats: Arc<WorkerStats>,
+    ) -> Arc<Room> {
+        let cap = |n: usize| n.min(Semaphore::MAX_PERMITS);
+        Arc::new(Room {
+            slots: Arc::new(Semaphore::new(cap(slots.max(1)))),
+            waiting: Arc::new(Semaphore::new(cap(max_waiting))),
+            waiting_kib: Arc::new(Semaphore::new(cap(max_waiting_bytes / 1024))),
+            stats,
+        })
+    }
+
+    /// A room whose runs never leave their slot (the delivery loop).
+    pub(crate) fn slots_only(slots: usize, stats: Arc<WorkerStats>) -> Arc<Room> {
+        Room::new(slots, 0, 0, stats)
+    }
+
+    /// Every slot free now that nobody queues for.
+    fn free_slots(self: &Arc<Room>) -> Vec<OwnedSemaphorePermit> {
+        let mut permits = Vec::new();
+        while let Ok(p) = self.slots.clone().try_acquire_owned() {
+            permits.push(p);
+        }
+        permits
+    }
+
+    /// A place in the room for a run holding `held` bytes, when there is one.
+    fn enter(&self, held: usize) -> Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)> {
+        let kib = u32::try_from(held.div_ceil(1024)).unwrap_or(u32::MAX);
+        let place = self.waiting.clone().try_acquire_owned().ok()?;
+        let bytes = self.waiting_kib.clone().try_acquire_many_owned(kib).ok()?;
+        Some((place, bytes))
+    }
+}
+
+/// The slot a claimed item runs in, handed to its work. Dropping it (the run ends, or its task is
+/// aborted) frees the slot.
+pub(crate) struct RunSlot {
+    permit: Option<OwnedSemaphorePermit>,
+    room: Arc<Room>,
+}
+
+impl RunSlot {
+    /// Waits `pause` while the run holds `held` bytes (its samples so far): outside the slot when
+    /// the room takes it — the slot runs another claim meanwhile, and is taken back (ahead of new
+    /// claims) before this returns — else in the slot. True when it waited outside.
+    pub(crate) async fn pause(&mut self, pause: Duration, held: usize) -> bool {
+        let Some(place) = self.room.enter(held) else {
+            WorkerStats::add(&self.room.stats.pauses_in_slot, 1);
+            tokio::time::sleep(pause).await;
+            return false;
+        };
+        WorkerStats::add(&self.room.stats.pauses_outside, 1);
+        self.permit = None;
+        tokio::time::sleep(pause).await;
+        // The semaphore is never closed, so this is always a permit; were it closed, the run
+        // would go on without a slot rather than fail.
+        self.permit = self.room.slots.clone().acquire_owned().await.ok();
+        // The room is left only with a slot in hand: a run queued for its slot still holds its
+        // samples, and counts against the room's bounds.
+        drop(place);
+        true
+    }
+}
+
+impl crate::monitor::SamplePause for RunSlot {
+    async fn pause(&mut self, pause: Duration, held: usize) {
+        RunSlot::pause(self, pause, held).await;
+    }
+}
+
+/// Runs claimed items through `work`, each in a slot of `room` (at most its slots at once, runs
+/// that pause outside their slot not counted, [`RunSlot::pause`]), until `stop`; then waits up to
+/// `grace` for the ones in flight, waiting ones included, and aborts the rest (their leases are
+/// released by [`Worker::shutdown`]).
 pub(crate) async fn claim_loop<T, C, CF, W, WF>(
     poll: Duration,
     grace: Duration,
-    limit: usize,
+    room: Arc<Room>,
     mut stop: watch::Receiver<bool>,
     mut claim: C,
     work: W,
@@ -133,7 +248,7 @@ pub(crate) async fn claim_loop<T, C, CF, W, WF>(
     T: Send + 'static,
     C: FnMut(usize) -> CF,
     CF: Future<Output = Vec<T>>,
-    W: Fn(T) -> WF,
+    W: Fn(T, RunSlot) -> WF,
     WF: Future<Output = ()> + Send + 'static,
 {
     let mut running: JoinSet<()> = JoinSet::new();
@@ -142,25 +257,33 @@ pub(crate) async fn claim_loop<T, C, CF, W, WF>(
             break;
         }
         while running.try_join_next().is_some() {}
-        let free = limit.saturating_sub(running.len());
+        let mut permits = room.free_slots();
+        let free = permits.len();
         let mut claimed = 0;
         if free > 0 {
             let items = claim(free).await;
             claimed = items.len();
             for item in items {
-                running.spawn(work(item));
+                let slot = RunSlot {
+                    permit: permits.pop(),
+                    room: room.clone(),
+                };
+                running.spawn(work(item, slot));
             }
+            // The slots no item took are free again.
+            drop(permits);
         }
-        if claimed == 0 || claimed < free {
-            // Nothing (more) due: wait for the poll interval, a finished task or shutdown.
+        if free > 0 && claimed < free {
+            // Nothing (more) due: wait for the poll interval or shutdown.
             tokio::select! {
                 _ = tokio::time::sleep(poll) => {}
-                Some(_) = running.join_next(), if !running.is_empty() && free == 0 => {}
                 _ = stop.changed() => {}
             }
-        } else if free == 0 {
+        } else {
+            // Every slot taken: wait for one to free (a run ends or pauses outside it) or
+            // shutdown. The permit goes back at once; the next turn takes every free one.
             tokio::select! {
-                Some(_) = running.join_next() => {}
+                p = room.slots.clone().acquire_owned() => drop(p),
                 _ = stop.changed() => {}
             }
         }

@@ -92,6 +92,14 @@ impl ScheduledSlot {
     }
 }
 
+/// A scheduled run's one read ([`Monitor::read_scheduled`]): the check context, read at `at`
+/// under the endpoint's lock, which it holds until dropped.
+pub(crate) struct LockedRead {
+    pub(crate) context: CheckContext,
+    at: OffsetDateTime,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
 impl CheckOutcome {
     /// The spec's 200 body of `POST /endpoints/{id}/check`.
     pub fn to_response(&self) -> CheckResponse {
@@ -180,6 +188,21 @@ fn headers_from_json(value: &Value) -> Vec<(String, String)> {
             .filter_map(|(k, v)| v.as_str().map(|s| (k.to_ascii_lowercase(), s.to_owned())))
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// What a multi-sample capture does between two samples (D20: the monitor's sample interval).
+pub(crate) trait SamplePause: Send {
+    /// Waits `pause`, the capture holding `held` bytes of samples meanwhile.
+    fn pause(&mut self, pause: Duration, held: usize) -> impl Future<Output = ()> + Send;
+}
+
+/// A plain sleep between samples: a capture asked for through the API or the CLI.
+struct Sleep;
+
+impl SamplePause for Sleep {
+    async fn pause(&mut self, pause: Duration, _held: usize) {
+        tokio::time::sleep(pause).await;
     }
 }
 
@@ -308,11 +331,31 @@ impl Monitor {
         self.store
             .begin_checking(workspace_id, endpoint_id, now, deadline)
             .await?;
-        let result = self.capture_inner(&endpoint, &request, samples).await;
+        let result = self
+            .capture_inner(&endpoint, &request, samples, &mut Sleep)
+            .await;
         if result.is_err() {
             self.restore_health(&endpoint).await;
         }
         result
+    }
+
+    /// The first baseline of a scheduled run: [`Monitor::capture_baseline_sampled`] of the
+    /// endpoint as the run read it, under the endpoint's lock its [`LockedRead`] holds, with
+    /// `pause` between the samples (the scheduler's runs wait outside their run slot). It writes
+    /// no `checking` mark and restores no health: the run's claim marked the endpoint, the
+    /// worker's heartbeat keeps that mark and the lease alive for the whole capture, pauses
+    /// included, and the run's finish gives the health back when nothing was recorded.
+    pub(crate) async fn capture_scheduled(
+        &self,
+        read: &LockedRead,
+        samples: u8,
+        pause: &mut impl SamplePause,
+    ) -> Result<StoredBaseline, MonitorError> {
+        let samples = samples.clamp(1, MAX_SAMPLES);
+        let endpoint = &read.context.endpoint;
+        let request = self.request_for(endpoint)?;
+        self.capture_inner(endpoint, &request, samples, pause).await
     }
 
     async fn capture_inner(
@@ -320,11 +363,13 @@ impl Monitor {
         endpoint: &StoredEndpoint,
         request: &FetchRequest,
         samples: u8,
+        pause: &mut impl SamplePause,
     ) -> Result<StoredBaseline, MonitorError> {
         let mut taken: Vec<Captured> = Vec::with_capacity(usize::from(samples));
         for i in 0..samples {
             if i > 0 {
-                tokio::time::sleep(self.sample_interval).await;
+                let held = taken.iter().map(|c| c.body.len()).sum();
+                pause.pause(self.sample_interval, held).await;
             }
             let response = self
                 .fetch_with_retries(request, endpoint.settings.retries)
@@ -450,20 +495,19 @@ impl Monitor {
         endpoint_id: Uuid,
         trigger: Trigger,
     ) -> Result<CheckOutcome, MonitorError> {
-        self.run_counted(workspace_id, endpoint_id, trigger, None)
-            .await
-    }
-
-    async fn run_counted(
-        &self,
-        workspace_id: Uuid,
-        endpoint_id: Uuid,
-        trigger: Trigger,
-        slot: Option<&ScheduledSlot>,
-    ) -> Result<CheckOutcome, MonitorError> {
         let started = std::time::Instant::now();
         let scheduled = matches!(trigger, Trigger::Scheduled);
-        let result = self.check(workspace_id, endpoint_id, scheduled, slot).await;
+        let result = self.check(workspace_id, endpoint_id, scheduled).await;
+        Self::count(trigger, endpoint_id, started, result)
+    }
+
+    /// Counts a check in the process metrics ([`Monitor::run_check_as`]).
+    fn count(
+        trigger: Trigger,
+        endpoint_id: Uuid,
+        started: std::time::Instant,
+        result: Result<CheckOutcome, MonitorError>,
+    ) -> Result<CheckOutcome, MonitorError> {
         let counted = match &result {
             Ok(o) if o.error_kind.is_some() => Some(CheckResult::Error),
             Ok(o) if o.diff_id.is_some() => Some(CheckResult::Drift),
@@ -489,46 +533,89 @@ impl Monitor {
         result
     }
 
-    /// [`Monitor::run_check`] for a schedule: the check is recorded as `scheduled`, and the
-    /// run's finish (next slot, outcome, lease released) in the same transaction as the check
-    /// (`schedule_finished` says whether it was written). A run that records nothing (an error,
-    /// the quota used up) is finished by its caller.
-    pub async fn run_scheduled_check(
+    /// The endpoint's lock taken, then everything a scheduled run decides on and its check needs
+    /// read under it in one call ([`Store::check_context`]: the endpoint, its baseline, the quota,
+    /// the newest diff, the workspace's plan and overrides), so that a run queued behind a check
+    /// or capture of the endpoint sees what that one recorded. The lock is held until the
+    /// [`LockedRead`] is dropped or consumed by [`Monitor::run_scheduled_check`] or
+    /// [`Monitor::capture_scheduled`]. `None` when the endpoint is gone.
+    pub(crate) async fn read_scheduled(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
-        slot: &ScheduledSlot,
-    ) -> Result<CheckOutcome, MonitorError> {
-        self.run_counted(workspace_id, endpoint_id, Trigger::Scheduled, Some(slot))
-            .await
+    ) -> Result<Option<LockedRead>, MonitorError> {
+        let guard = self.lock_for(endpoint_id).lock_owned().await;
+        let at = OffsetDateTime::now_utc();
+        Ok(self
+            .store
+            .check_context(workspace_id, endpoint_id, at)
+            .await?
+            .map(|context| LockedRead {
+                context,
+                at,
+                _guard: guard,
+            }))
     }
 
+    /// [`Monitor::run_check`] for a schedule, from the run's [`LockedRead`] (no second read):
+    /// the check is recorded as `scheduled`, and the run's finish (next slot, outcome, lease
+    /// released) in the same transaction as the check (`schedule_finished` says whether it was
+    /// written). A run that records nothing (an error, the quota used up) is finished by its
+    /// caller.
+    pub(crate) async fn run_scheduled_check(
+        &self,
+        read: LockedRead,
+        slot: &ScheduledSlot,
+    ) -> Result<CheckOutcome, MonitorError> {
+        let started = std::time::Instant::now();
+        let endpoint_id = read.context.endpoint.id;
+        let result = self
+            .check_read(read.context, read.at, (true, Some(slot)))
+            .await;
+        Self::count(Trigger::Scheduled, endpoint_id, started, result)
+    }
+
+    /// A check without a claimed slot: the endpoint's lock, then one read for the endpoint, its
+    /// baseline, the quota and the newest diff, under the lock so that a check queued behind
+    /// another sees what that one recorded.
     async fn check(
         &self,
         workspace_id: Uuid,
         endpoint_id: Uuid,
         scheduled: bool,
-        slot: Option<&ScheduledSlot>,
     ) -> Result<CheckOutcome, MonitorError> {
         let lock = self.lock_for(endpoint_id);
         let _guard = lock.lock().await;
-        // One read for the endpoint, its baseline, the quota and the newest diff, under the
-        // endpoint's lock so that a check queued behind another sees what that one recorded.
-        // The quota is read so that a check with no unit left never fetches; the unit itself is
-        // taken in the recording transaction, which refuses (writing nothing) when the quota was
-        // used up meanwhile (docs/checks.md, "One transaction per check").
         let started_at = OffsetDateTime::now_utc();
+        let context = self
+            .store
+            .check_context(workspace_id, endpoint_id, started_at)
+            .await?
+            .ok_or(MonitorError::NotFound)?;
+        self.check_read(context, started_at, (scheduled, None))
+            .await
+    }
+
+    /// A check from its read (taken under the endpoint's lock, which the caller holds), recorded
+    /// as `scheduled` or not, with the finish of its claimed `slot` when it has one. The quota is read so that a check with no unit left
+    /// never fetches; the unit itself is taken in the recording transaction, which refuses
+    /// (writing nothing) when the quota was used up meanwhile (docs/checks.md, "One transaction
+    /// per check").
+    async fn check_read(
+        &self,
+        context: CheckContext,
+        started_at: OffsetDateTime,
+        (scheduled, slot): (bool, Option<&ScheduledSlot>),
+    ) -> Result<CheckOutcome, MonitorError> {
         let CheckContext {
             endpoint,
             baseline,
             usage,
             latest_diff,
             workspace_overrides,
-        } = self
-            .store
-            .check_context(workspace_id, endpoint_id, started_at)
-            .await?
-            .ok_or(MonitorError::NotFound)?;
+            ..
+        } = context;
+        let (workspace_id, endpoint_id) = (endpoint.workspace_id, endpoint.id);
         let Some(baseline) = baseline else {
             return Err(MonitorError::NoBaseline);
         };

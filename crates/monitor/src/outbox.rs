@@ -9,7 +9,7 @@
 use crate::alerts::{SIGNATURE_HEADER, signature};
 use crate::channels;
 use crate::client::FetchRequest;
-use crate::loops::{Ctx, WorkerConfig, WorkerStats, claim_loop, random_below};
+use crate::loops::{Ctx, Room, WorkerConfig, WorkerStats, claim_loop, random_below};
 use apidrift_model::HttpMethod;
 use apidrift_model::SecretString;
 use apidrift_model::validate::{Credential, ExtraHeader};
@@ -35,7 +35,7 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     claim_loop(
         ctx.config.poll,
         ctx.config.grace,
-        ctx.config.delivery_concurrency.max(1),
+        Room::slots_only(ctx.config.delivery_concurrency, ctx.stats.clone()),
         stop,
         move |free| {
             let ctx = claim_ctx.clone();
@@ -60,9 +60,12 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
                 }
             }
         },
-        move |item: ClaimedDelivery| {
+        move |item: ClaimedDelivery, slot| {
             let ctx = ctx.clone();
-            async move { deliver(&ctx, item).await }
+            async move {
+                deliver(&ctx, item).await;
+                drop(slot);
+            }
         },
     )
     .await;

@@ -8,10 +8,11 @@
 //! captures it; otherwise it is a check. Every run consumes one quota unit; with the quota
 //! exhausted the run is recorded as skipped and the schedule moves on to its next slot.
 
-use crate::loops::{Ctx, WorkerStats, claim_loop, random_below};
+use crate::loops::{Ctx, Room, RunSlot, WorkerStats, claim_loop, random_below};
+use crate::monitor::LockedRead;
 use crate::{MonitorError, ScheduledSlot};
 use apidrift_model::{Cadence, Plan};
-use apidrift_store::{ClaimedSchedule, NewSchedule, QuotaOutcome};
+use apidrift_store::{ClaimedSchedule, NewSchedule};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -40,6 +41,16 @@ pub fn next_run(due: OffsetDateTime, now: OffsetDateTime, period: Duration) -> O
 
 fn period(ctx: &Ctx, c: Cadence) -> Duration {
     ctx.config.period_override.unwrap_or_else(|| period_of(c))
+}
+
+/// The most often [`sync`] runs: 25 polls, at most 5 s (so at least once a poll when polls are
+/// longer). Each sync scans every endpoint against the schedules (an anti-join: about 50 ms at
+/// 20,000 endpoints on a loaded 2-core machine), so once a poll (200 ms in the scheduler
+/// benchmark) it took more of the database's time than the statements of the runs it claimed
+/// (pg_stat_statements; docs/checks.md, "A new fleet, measured"). A new schedule's row appears
+/// within this bound; its first run is spread over one period after that anyway (jitter).
+fn sync_every(poll: Duration) -> Duration {
+    (poll * 25).min(Duration::from_secs(5)).max(poll)
 }
 
 /// Creates schedule rows for endpoints that have none.
@@ -104,6 +115,8 @@ impl Drop for Running {
 /// Every third of a lease, moves the leases of the runs in flight one lease ahead (and their
 /// `checking` marks): a run slower than its lease (a slow upstream with retries, a loaded host,
 /// a multi-sample first capture) is not claimed again by another worker while this one lives.
+/// A run is in flight from its claim to its end, whether it holds a run slot or waits outside one
+/// between samples ([`RunSlot::pause`]): its task holds its [`Running`] mark throughout.
 /// A process that dies stops renewing, so its claims still pass to others after one lease.
 async fn heartbeat(ctx: Ctx, in_flight: InFlight, mut stop: watch::Receiver<bool>) {
     let every = (ctx.config.lease / 3).max(Duration::from_millis(10));
@@ -143,14 +156,20 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     let beat = tokio::spawn(heartbeat(ctx.clone(), in_flight.clone(), stop.clone()));
     let claim_ctx = ctx.clone();
     let mut last_sync: Option<std::time::Instant> = None;
+    let room = Room::new(
+        ctx.config.concurrency,
+        ctx.config.max_waiting,
+        ctx.config.max_waiting_bytes,
+        ctx.stats.clone(),
+    );
     claim_loop(
         ctx.config.poll,
         ctx.config.grace,
-        ctx.config.concurrency.max(1),
+        room,
         stop,
         move |free| {
             let ctx = claim_ctx.clone();
-            let do_sync = last_sync.is_none_or(|t| t.elapsed() >= ctx.config.poll);
+            let do_sync = last_sync.is_none_or(|t| t.elapsed() >= sync_every(ctx.config.poll));
             if do_sync {
                 last_sync = Some(std::time::Instant::now());
             }
@@ -177,7 +196,7 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
                 }
             }
         },
-        move |item: ClaimedSchedule| {
+        move |item: ClaimedSchedule, mut slot: RunSlot| {
             let ctx = ctx.clone();
             in_flight
                 .lock()
@@ -185,7 +204,8 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
                 .insert(item.endpoint_id);
             let running = Running(in_flight.clone(), item.endpoint_id);
             async move {
-                run_one(&ctx, item).await;
+                run_one(&ctx, item, &mut slot).await;
+                drop(slot);
                 drop(running);
             }
         },
@@ -194,7 +214,7 @@ pub(crate) async fn run(ctx: Ctx, stop: watch::Receiver<bool>) {
     beat.abort();
 }
 
-async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
+async fn run_one(ctx: &Ctx, item: ClaimedSchedule, slot: &mut RunSlot) {
     let started = OffsetDateTime::now_utc();
     let lag = (started - item.next_run_at).whole_milliseconds().max(0);
     crate::metrics::record_schedule_lag(std::time::Duration::from_millis(
@@ -205,7 +225,7 @@ async fn run_one(ctx: &Ctx, item: ClaimedSchedule) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(u64::try_from(lag).unwrap_or(0));
-    let (outcome, skipped) = match execute(ctx, &item).await {
+    let (outcome, skipped) = match execute(ctx, &item, slot).await {
         // A recorded check finished its run in its own transaction (issue 23): a kill after
         // that commit can no longer leave the slot to run, and take a unit, a second time.
         Ran::Recorded { finished } => {
@@ -245,81 +265,87 @@ enum Ran {
     Other(String, bool),
 }
 
-/// Runs one due schedule.
-async fn execute(ctx: &Ctx, item: &ClaimedSchedule) -> Ran {
-    let store = ctx.monitor.store();
+/// Runs one due schedule, from one read ([`crate::Monitor`]'s `read_scheduled`: the endpoint,
+/// its baseline, the quota, the newest diff and the workspace's plan, under the endpoint's lock)
+/// that both the decision and the check use.
+async fn execute(ctx: &Ctx, item: &ClaimedSchedule, slot: &mut RunSlot) -> Ran {
     let (ws, ep) = (item.workspace_id, item.endpoint_id);
-    let workspace = match store.get_workspace(ws).await {
-        Ok(Some(w)) => w,
-        Ok(None) => return Ran::Other("skipped: workspace not found".into(), true),
+    let read = match ctx.monitor.read_scheduled(ws, ep).await {
+        Ok(Some(r)) => r,
+        Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
         Err(e) => return Ran::Other(format!("failed: {e}"), false),
     };
-    if matches!(workspace.plan, Plan::Free) {
+    let context = &read.context;
+    if matches!(context.plan, Plan::Free) {
         return Ran::Other(
             "skipped: schedules require the Starter plan or above".into(),
             true,
         );
     }
-    match store.get_endpoint(ws, ep).await {
-        Ok(Some(e)) if e.paused => return Ran::Other("skipped: endpoint paused".into(), true),
-        // The run was claimed, then its schedule was removed (a PATCH or an edit in between):
-        // the user no longer asked for it.
-        Ok(Some(e)) if e.settings.schedule.is_none() => {
-            return Ran::Other("skipped: schedule removed".into(), true);
-        }
+    if context.endpoint.paused {
+        return Ran::Other("skipped: endpoint paused".into(), true);
+    }
+    // The run was claimed, then its schedule was removed (a PATCH or an edit in between): the
+    // user no longer asked for it.
+    if context.endpoint.settings.schedule.is_none() {
+        return Ran::Other("skipped: schedule removed".into(), true);
+    }
+    if context.baseline.is_some() {
+        let slot = ScheduledSlot {
+            owner: ctx.owner.clone(),
+            due: item.next_run_at,
+            period: period(ctx, item.cadence),
+        };
+        return match ctx.monitor.run_scheduled_check(read, &slot).await {
+            Ok(o) => Ran::Recorded {
+                finished: o.schedule_finished,
+            },
+            Err(MonitorError::QuotaExhausted { .. }) => {
+                Ran::Other("skipped: monthly check quota exhausted".into(), true)
+            }
+            Err(MonitorError::NotFound) => Ran::Other("skipped: endpoint not found".into(), true),
+            Err(e) => Ran::Other(format!("failed: {e}"), false),
+        };
+    }
+    // The first run takes its unit before it fetches, under the quota the read found (no
+    // second read of the workspace): refused without a write when the read found none left,
+    // and by the atomic take when the last one went meanwhile.
+    let exhausted = Ran::Other("skipped: monthly check quota exhausted".into(), true);
+    if context.usage.exhausted().is_some() {
+        return exhausted;
+    }
+    match ctx
+        .monitor
+        .store()
+        .take_check_unit(ws, OffsetDateTime::now_utc(), context.usage.quota)
+        .await
+    {
         Ok(Some(_)) => {}
-        Ok(None) => return Ran::Other("skipped: endpoint not found".into(), true),
+        Ok(None) => return exhausted,
         Err(e) => return Ran::Other(format!("failed: {e}"), false),
     }
-    match store.active_baseline(ws, ep).await {
-        Ok(Some(_)) => {
-            let slot = ScheduledSlot {
-                owner: ctx.owner.clone(),
-                due: item.next_run_at,
-                period: period(ctx, item.cadence),
-            };
-            match ctx.monitor.run_scheduled_check(ws, ep, &slot).await {
-                Ok(o) => Ran::Recorded {
-                    finished: o.schedule_finished,
-                },
-                Err(MonitorError::QuotaExhausted { .. }) => {
-                    Ran::Other("skipped: monthly check quota exhausted".into(), true)
-                }
-                Err(MonitorError::NotFound) => {
-                    Ran::Other("skipped: endpoint not found".into(), true)
-                }
-                Err(e) => Ran::Other(format!("failed: {e}"), false),
-            }
-        }
-        Ok(None) => {
-            match store
-                .consume_check_unit(ws, OffsetDateTime::now_utc())
-                .await
-            {
-                Ok(QuotaOutcome::Consumed { .. }) => {}
-                Ok(QuotaOutcome::Exhausted { .. }) => {
-                    return Ran::Other("skipped: monthly check quota exhausted".into(), true);
-                }
-                Err(e) => return Ran::Other(format!("failed: {e}"), false),
-            }
-            let (outcome, skipped) = first_baseline(ctx, ws, ep).await;
-            Ran::Other(outcome, skipped)
-        }
-        Err(e) => Ran::Other(format!("failed: {e}"), false),
-    }
+    let (outcome, skipped) = first_baseline(ctx, &read, slot).await;
+    Ran::Other(outcome, skipped)
 }
 
 /// The first baseline of a scheduled endpoint: `first_baseline_samples` samples, so that the
 /// following full-mode checks ignore the fields that change on every call (timestamps, request
-/// ids). Samples that disagree in shape (a list whose items vary, say) would leave the endpoint
-/// without a baseline run after run: the run then keeps a single sample and says so.
-async fn first_baseline(ctx: &Ctx, ws: uuid::Uuid, ep: uuid::Uuid) -> (String, bool) {
+/// ids). Between the samples the run waits outside its run slot when the worker's waiting room
+/// has space ([`RunSlot::pause`]): the pauses cost neither CPU nor a slot, so a new fleet is
+/// claimed at the rate of a settled one. Samples that disagree in shape (a list whose items vary,
+/// say) would leave the endpoint without a baseline run after run: the run then keeps a single
+/// sample and says so.
+async fn first_baseline(ctx: &Ctx, read: &LockedRead, slot: &mut RunSlot) -> (String, bool) {
     let samples = ctx.config.first_baseline_samples.max(1);
-    let captured = match ctx.monitor.capture_baseline_sampled(ws, ep, samples).await {
+    let captured = match ctx.monitor.capture_scheduled(read, samples, slot).await {
         Err(MonitorError::Unstable(why)) if samples > 1 => {
-            tracing::info!(endpoint = %ep, reason = %why, "scheduler: samples disagree, keeping one");
+            tracing::info!(
+                endpoint = %read.context.endpoint.id,
+                reason = %why,
+                "scheduler: samples disagree, keeping one"
+            );
             ctx.monitor
-                .capture_baseline(ws, ep)
+                .capture_scheduled(read, 1, slot)
                 .await
                 .map(|b| (b, " (one sample: the samples differed in shape)"))
         }
@@ -356,6 +382,15 @@ mod tests {
         let next = next_run(due, now, h);
         assert!(next > now && next - now <= time::Duration::HOUR);
         assert_eq!((next - due).whole_minutes() % 60, 0);
+    }
+
+    #[test]
+    fn syncs_at_most_every_five_seconds_and_at_least_every_poll() {
+        let ms = Duration::from_millis;
+        assert_eq!(sync_every(ms(20)), ms(500));
+        assert_eq!(sync_every(ms(200)), ms(5000));
+        assert_eq!(sync_every(ms(1000)), ms(5000));
+        assert_eq!(sync_every(ms(9000)), ms(9000));
     }
 
     #[test]
