@@ -524,6 +524,7 @@ impl Monitor {
             usage,
             latest_diff,
             workspace_overrides,
+            ..
         } = self
             .store
             .check_context(workspace_id, endpoint_id, started_at)

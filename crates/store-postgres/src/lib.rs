@@ -611,7 +611,7 @@ impl Store for PgStore {
             match endpoints::get_endpoint(c, workspace_id, endpoint_id).await? {
                 None => Ok(None),
                 Some(endpoint) => {
-                    let (usage, workspace_overrides) =
+                    let (usage, workspace_overrides, plan) =
                         workspaces::check_quota_and_overrides(c, workspace_id, at).await?;
                     Ok(Some(CheckContext {
                         baseline: checks::active_baseline(c, workspace_id, endpoint_id).await?,
@@ -619,6 +619,7 @@ impl Store for PgStore {
                         latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id).await?,
                         endpoint,
                         workspace_overrides,
+                        plan,
                     }))
                 }
             }

@@ -7,7 +7,7 @@ use crate::rows::{WorkspaceRow, int, overrides, overrides_from};
 use crate::schema::{check_usage, workspaces};
 use crate::totals::count;
 use crate::{Error, Result};
-use apidrift_model::SeverityOverride;
+use apidrift_model::{Plan, SeverityOverride};
 use apidrift_store::{
     NewWorkspace, QuotaUsage, StoreError, Workspace, WorkspaceUpdate, month_key, rules,
 };
@@ -132,6 +132,8 @@ struct QuotaRow {
     used: i64,
     #[diesel(sql_type = Jsonb)]
     severity_overrides: serde_json::Value,
+    #[diesel(sql_type = Text)]
+    plan: String,
 }
 
 /// The quota and the month's usage in one read.
@@ -139,17 +141,17 @@ pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Re
     Ok(check_quota_and_overrides(c, ws, at).await?.0)
 }
 
-/// The quota, the month's usage and the workspace's default severity overrides in one read (a
-/// check's context).
+/// The quota, the month's usage, the workspace's default severity overrides and its plan in one
+/// read (a check's context).
 pub async fn check_quota_and_overrides(
     c: &mut Conn,
     ws: Uuid,
     at: OffsetDateTime,
-) -> Result<(QuotaUsage, Vec<SeverityOverride>)> {
+) -> Result<(QuotaUsage, Vec<SeverityOverride>, Plan)> {
     let row: Option<QuotaRow> = cached(
         "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
          WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used, \
-         w.severity_overrides \
+         w.severity_overrides, w.plan \
          FROM workspaces w WHERE w.id = $1",
     )
     .bind::<SqlUuid, _>(ws)
@@ -166,7 +168,8 @@ pub async fn check_quota_and_overrides(
             .transpose()?,
     };
     let overrides = overrides_from("workspaces.severity_overrides", row.severity_overrides)?;
-    Ok((usage, overrides))
+    let plan = apidrift_store::parse_enum("workspaces.plan", &row.plan)?;
+    Ok((usage, overrides, plan))
 }
 
 pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {

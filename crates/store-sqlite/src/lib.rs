@@ -648,6 +648,7 @@ impl Store for SqliteStore {
                 latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id)?,
                 endpoint,
                 workspace_overrides: workspace.severity_overrides,
+                plan: workspace.plan,
             }))
         })
         .await

@@ -379,7 +379,7 @@ pub trait Store:
     /// Everything a check reads before it fetches, in one call: the endpoint, its active
     /// baseline, the workspace's quota usage in the month of `at` (as
     /// [`Store::check_quota_usage`]), the endpoint's newest diff (as [`Store::latest_diff`]) and
-    /// the workspace's default severity overrides.
+    /// the workspace's default severity overrides and plan.
     /// `None` when the endpoint is not in the workspace. Adapters answer on one connection in
     /// one read transaction; this default composes the single reads.
     async fn check_context(
@@ -391,17 +391,17 @@ pub trait Store:
         let Some(endpoint) = self.get_endpoint(workspace_id, endpoint_id).await? else {
             return Ok(None);
         };
-        let workspace_overrides = self
-            .get_workspace(workspace_id)
-            .await?
-            .map(|w| w.severity_overrides)
-            .unwrap_or_default();
+        // The endpoint's workspace exists (a foreign key); gone meanwhile, so is the endpoint.
+        let Some(workspace) = self.get_workspace(workspace_id).await? else {
+            return Ok(None);
+        };
         Ok(Some(CheckContext {
             baseline: self.active_baseline(workspace_id, endpoint_id).await?,
             usage: self.check_quota_usage(workspace_id, at).await?,
             latest_diff: self.latest_diff(workspace_id, endpoint_id).await?,
             endpoint,
-            workspace_overrides,
+            workspace_overrides: workspace.severity_overrides,
+            plan: workspace.plan,
         }))
     }
 

@@ -1073,6 +1073,7 @@ pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
             quota: Some(3)
         }
     );
+    assert_eq!(ctx.plan, a.plan, "the workspace's plan");
 
     // After a baseline, a unit and a diff: each part matches its own read.
     let base = store
@@ -1113,6 +1114,7 @@ pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
             a.id,
             WorkspaceUpdate {
                 severity_overrides: Some(overrides.clone()),
+                plan: Some(Plan::Starter),
                 ..WorkspaceUpdate::default()
             },
         )
@@ -1122,6 +1124,7 @@ pub async fn check_context(store: Arc<dyn Store>) -> TestResult {
         .await?
         .ok_or_else(|| fail("context missing"))?;
     assert_eq!(ctx.workspace_overrides, overrides);
+    assert_eq!(ctx.plan, Plan::Starter, "the plan as updated");
 
     // Another workspace's endpoint, or an unknown one, is no context.
     assert_eq!(store.check_context(b.id, e.id, nov).await?, None);

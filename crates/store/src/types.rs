@@ -142,6 +142,8 @@ pub struct CheckContext {
     pub latest_diff: Option<apidrift_model::DiffDetail>,
     /// The workspace's default severity overrides (tried after the endpoint's own).
     pub workspace_overrides: Vec<apidrift_model::SeverityOverride>,
+    /// The workspace's plan (a scheduled run checks that it still allows schedules).
+    pub plan: Plan,
 }
 
 /// Result of [`crate::AlertStore::record_check_run`].
