@@ -1,10 +1,12 @@
 //! [`CheckTx`] and [`MarkTx`] on PostgreSQL: the primitives of one check's transaction (and of
-//! a run's in-flight mark) on the connection of a
-//! transaction that [`tx!`] opened (and runs again whole on a deadlock or serialization
-//! failure). The orchestration and its rules are `apidrift_store::run`'s, in the lock order this
-//! adapter needs: the schedule row, then the endpoint row (`checks::insert_check` locks it, so
-//! alert decisions of one endpoint are serialised), the workspace's usage row last so its lock
-//! is held only until the commit. These functions store and fetch.
+//! a run's in-flight mark) on the connection of a transaction that [`tx!`] opened (and runs
+//! again whole on a deadlock or serialization failure). The orchestration and its rules are
+//! `apidrift_store::run`'s, in the lock order this adapter needs: the schedule row, then the
+//! endpoint row (both taken by [`CheckTx::prefetch`] for a recorded check, else by
+//! `hold_schedule` and `open_diff`, so alert decisions of one endpoint are serialised), the
+//! workspace's usage row last so its lock is held only until the commit. After the prefetch the
+//! reads answer from what it read and the writes are queued, then sent pipelined with the unit
+//! (docs/storage.md, "Recording a check on PostgreSQL"). These functions store and fetch.
 
 use crate::cached::{Binds, Cached, cached};
 use crate::checks::CheckWrites;
