@@ -142,8 +142,8 @@ impl AlertStore for PgStore {
     }
 
     async fn list_webhooks(&self, workspace_id: Uuid) -> Result<Vec<StoredWebhook>, StoreError> {
-        let mut conn = self.conn().await?;
-        list_webhooks(&mut conn, workspace_id)
+        let conn = self.conn().await?;
+        list_webhooks(&conn, workspace_id)
             .await
             .map_err(StoreError::from)
     }
@@ -170,7 +170,7 @@ impl AlertStore for PgStore {
         draft: AlertDraft,
     ) -> Result<(RecordedCheck, u32), StoreError> {
         tx!(self, |c| store_run::record_check_alerting(
-            &mut Tx(c),
+            &mut Tx::new(c),
             workspace_id,
             &check,
             diff.as_ref(),
@@ -190,15 +190,22 @@ impl AlertStore for PgStore {
         if let Some(f) = &finish {
             apidrift_store::text::refuse_nul(apidrift_store::text::LEASE_OWNER, &f.owner)?;
         }
-        let result = tx!(@raw self, |c| store_run::record_check_run(
-            &mut Tx(c),
-            workspace_id,
-            &check,
-            diff.as_ref(),
-            &draft,
-            finish.as_ref()
-        )
-        .await);
+        // The steps answer their reads from the prefetch and queue their writes; the unit's take
+        // sends them (`run::Tx`), the flush whatever a step queued after it.
+        let result = tx!(@raw self, |c| {
+            let mut tx = Tx::new(c);
+            let recorded = store_run::record_check_run(
+                &mut tx,
+                workspace_id,
+                &check,
+                diff.as_ref(),
+                &draft,
+                finish.as_ref(),
+            )
+            .await?;
+            tx.flush().await?;
+            Ok(recorded)
+        });
         match result {
             Ok(r) => Ok(r),
             Err(Error::QuotaExhausted { used, quota }) => {
@@ -422,7 +429,7 @@ impl AlertStore for PgStore {
                 })
                 .collect::<Result<Vec<_>>>()?;
             let endpoints: Vec<Uuid> = claimed.iter().map(|s| s.endpoint_id).collect();
-            store_run::mark_claimed(&mut Tx(c), &endpoints, now, until).await?;
+            store_run::mark_claimed(&mut Tx::new(c), &endpoints, now, until).await?;
             Ok(claimed)
         })
     }
@@ -456,7 +463,7 @@ impl AlertStore for PgStore {
             .execute(c)
             .await?;
             if n > 0 {
-                store_run::restore_after_run(&mut Tx(c), endpoint_id, now).await?;
+                store_run::restore_after_run(&mut Tx::new(c), endpoint_id, now).await?;
             }
             Ok(n > 0)
         })

@@ -573,7 +573,7 @@ impl Store for PgStore {
         diff: Option<NewDiff>,
     ) -> Result<RecordedCheck, StoreError> {
         tx!(self, |c| apidrift_store::run::record_check(
-            &mut run::Tx(c),
+            &mut run::Tx::new(c),
             workspace_id,
             &check,
             diff.as_ref()

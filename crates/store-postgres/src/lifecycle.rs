@@ -555,7 +555,7 @@ impl LifecycleStore for PgStore {
         until: OffsetDateTime,
     ) -> std::result::Result<(), StoreError> {
         tx!(self, |c| store_run::begin_checking(
-            &mut Tx(c),
+            &mut Tx::new(c),
             workspace_id,
             endpoint_id,
             now,
@@ -570,8 +570,11 @@ impl LifecycleStore for PgStore {
     ) -> std::result::Result<u64, StoreError> {
         // Many endpoint rows locked in one transaction: retried when it meets a claim or a
         // delete.
-        tx!(self, |c| store_run::reset_stale_checking(&mut Tx(c), now)
-            .await)
+        tx!(self, |c| store_run::reset_stale_checking(
+            &mut Tx::new(c),
+            now
+        )
+        .await)
     }
 
     async fn prune_checks(

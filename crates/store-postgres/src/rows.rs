@@ -422,7 +422,7 @@ impl BaselineRow {
     }
 }
 
-#[derive(Debug, Queryable, Selectable, Insertable)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = checks, check_for_backend(Pg))]
 pub struct CheckRow {
     pub id: Uuid,

@@ -93,3 +93,83 @@ macro_rules! statement {
         )
     };
 }
+
+/// One statement of a [`pipeline`]: a diesel-async future made on a shared reference to the
+/// connection (`&mut &AsyncPgConnection`), which diesel-async lets several of be in flight.
+pub(crate) type Step<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = diesel::QueryResult<T>> + Send + 'a>>;
+
+/// Runs `steps` pipelined on their one connection: they are polled together, first to last on
+/// every wake, so their requests leave in this order without waiting for one another (one round
+/// trip for the lot once their statements are prepared) and PostgreSQL runs them one after the
+/// other in that order. Every step runs to its end, so no answer is left unread before a
+/// rollback; the first error in order is the answer (the later ones are only "transaction
+/// aborted").
+pub(crate) async fn pipeline<T>(steps: Vec<Step<'_, T>>) -> diesel::QueryResult<Vec<T>> {
+    use std::task::Poll;
+    // Each step, until it answers, and its answer.
+    type Slot<'a, T> = (Option<Step<'a, T>>, Option<diesel::QueryResult<T>>);
+    let mut slots: Vec<Slot<'_, T>> = steps.into_iter().map(|s| (Some(s), None)).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (step, out) in &mut slots {
+            if let Some(future) = step {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(result) => {
+                        *out = Some(result);
+                        *step = None;
+                    }
+                    Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    slots
+        .into_iter()
+        .map(|(_, out)| {
+            // `poll_fn` returned only once every step had its answer.
+            out.unwrap_or_else(|| {
+                Err(diesel::result::Error::QueryBuilderError(
+                    "a pipelined step did not finish".into(),
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Runs `a` and `b` pipelined, as [`pipeline`] does with steps of one type: `a` is polled first
+/// on every wake (its request leaves first), and both run to their end.
+pub(crate) async fn join2<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    use std::task::Poll;
+    let (mut a, mut b) = (std::pin::pin!(a), std::pin::pin!(b));
+    let (mut out_a, mut out_b) = (None, None);
+    std::future::poll_fn(|cx| {
+        if out_a.is_none()
+            && let Poll::Ready(v) = a.as_mut().poll(cx)
+        {
+            out_a = Some(v);
+        }
+        if out_b.is_none()
+            && let Poll::Ready(v) = b.as_mut().poll(cx)
+        {
+            out_b = Some(v);
+        }
+        match (out_a.take(), out_b.take()) {
+            (Some(x), Some(y)) => Poll::Ready((x, y)),
+            (x, y) => {
+                (out_a, out_b) = (x, y);
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}

@@ -52,13 +52,14 @@ impl WebhookRow {
     }
 }
 
-pub(crate) async fn list_webhooks(c: &mut Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
+/// On a shared reference, so that a check's transaction can pipeline it with its other reads.
+pub(crate) async fn list_webhooks(mut c: &Conn, ws: Uuid) -> Result<Vec<StoredWebhook>> {
     let rows: Vec<WebhookRow> = cached(
         "SELECT id, workspace_id, kind, url, min_severity, sealed_secret, created_at FROM webhooks \
          WHERE workspace_id = $1 ORDER BY created_at, id",
     )
     .bind::<SqlUuid, _>(ws)
-    .load(c)
+    .load(&mut c)
     .await?;
     Ok(rows
         .into_iter()

@@ -1,7 +1,7 @@
 //! Workspaces and the monthly check quota.
 //! Statements of the PostgreSQL adapter over one connection; the caller picks the transaction.
 
-use crate::cached::cached;
+use crate::cached::{Binds, Cached, cached};
 use crate::not_found;
 use crate::rows::{WorkspaceRow, int, overrides, overrides_from};
 use crate::schema::{check_usage, workspaces};
@@ -92,23 +92,44 @@ pub async fn count_workspaces(c: &mut Conn) -> Result<u64> {
     Ok(count(workspaces::table.count().get_result(c).await?))
 }
 
+/// The usage after a unit was taken.
 #[derive(QueryableByName)]
-struct Used {
+pub(crate) struct Used {
     #[diesel(sql_type = Int8)]
     used: i64,
 }
 
+impl Used {
+    pub(crate) fn count(self) -> u64 {
+        count(self.used)
+    }
+}
+
 /// The atomic primitive of the quota: one unit more for `month` while the usage is below `limit`
-/// (always when `None`); the usage after it, or `None` at the limit (nothing written).
+/// (always when `None`); the usage after it, `None` when the limit was reached (nothing written).
 pub async fn take_unit(
     c: &mut Conn,
     ws: Uuid,
     month: &str,
     limit: Option<u32>,
 ) -> Result<Option<u64>> {
+    let taken: Option<Used> = take_unit_query(ws, month, limit)
+        .get_result(c)
+        .await
+        .optional()?;
+    Ok(taken.map(Used::count))
+}
+
+/// The statement of [`take_unit`], for a caller that pipelines it: one row ([`Used`]) when a
+/// unit was taken, none when the limit was reached.
+pub(crate) fn take_unit_query(
+    ws: Uuid,
+    month: &str,
+    limit: Option<u32>,
+) -> Cached<impl Binds + Send + '_> {
     // One statement: insert the month's first unit or add one, both only below the limit. The
     // conflict update locks the usage row, so concurrent checks never pass the limit.
-    let taken: Option<Used> = cached(
+    cached(
         "INSERT INTO check_usage (workspace_id, month, used) \
          SELECT $1, $2, 1 WHERE $3::int8 IS NULL OR $3::int8 > 0 \
          ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
@@ -118,10 +139,6 @@ pub async fn take_unit(
     .bind::<SqlUuid, _>(ws)
     .bind::<Text, _>(month)
     .bind::<Nullable<Int8>, _>(limit.map(i64::from))
-    .get_result(c)
-    .await
-    .optional()?;
-    Ok(taken.map(|u| count(u.used)))
 }
 
 #[derive(QueryableByName)]

@@ -1281,6 +1281,150 @@ pub async fn alert_record_check_run(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// The guarantees of the recording under concurrency (the PostgreSQL adapter reads ahead and
+/// sends a check's writes together with its quota unit): 12 concurrent drifts of 12 endpoints
+/// against a monthly quota of 5 record exactly 5 (usage 5) and refuse 7 with nothing of theirs
+/// written (no check row, no diff, no outbox event or delivery); and 8 concurrent checks of one
+/// endpoint finding the same drift queue exactly one event, with one delivery per webhook, the
+/// drift written once and seen 8 times.
+pub async fn alert_recording_quota_and_outbox_under_concurrency(
+    store: Arc<dyn Store>,
+) -> TestResult {
+    let ws = workspace(&*store, "quota", None, Some(5)).await?;
+    store
+        .create_webhook(new_hook(ws.id, 1, Severity::Info))
+        .await?;
+    let mut eps = Vec::new();
+    for i in 0..12 {
+        eps.push(
+            scheduled_endpoint(&*store, ws.id, &format!("q{i}"))
+                .await?
+                .id,
+        );
+    }
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, ep) in (0i64..).zip(eps.iter().copied()) {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let when = at(100 + i);
+            let fp = format!("q{i}");
+            let d = diff_of_drift(None, vec![change("$.q", Severity::Breaking)], when, &fp);
+            let c = check(ep, when);
+            let check_id = c.id;
+            let r = store
+                .record_check_run(
+                    ws.id,
+                    c,
+                    Some(d),
+                    draft(Some(&fp), Some(Severity::Breaking), when),
+                    None,
+                )
+                .await;
+            r.map(|r| (check_id, r))
+        });
+    }
+    let (mut recorded, mut refused, mut sent) = (Vec::new(), Vec::new(), 0);
+    while let Some(joined) = tasks.join_next().await {
+        match joined?? {
+            (id, CheckRecording::Recorded { alerts_sent, .. }) => {
+                recorded.push(id);
+                sent += alerts_sent;
+            }
+            (id, CheckRecording::QuotaExhausted { used, quota }) => {
+                assert_eq!((used, quota), (5, 5), "a refusal reports the quota used up");
+                refused.push(id);
+            }
+        }
+    }
+    assert_eq!(
+        (recorded.len(), refused.len()),
+        (5, 7),
+        "exactly the quota is recorded"
+    );
+    assert_eq!(sent, 5, "one delivery per recorded drift");
+    assert_eq!(store.check_usage(ws.id, at(100)).await?, 5);
+    for id in &recorded {
+        assert!(
+            store.get_check(ws.id, *id).await?.is_some(),
+            "a recorded check is stored"
+        );
+    }
+    for id in &refused {
+        assert_eq!(
+            store.get_check(ws.id, *id).await?,
+            None,
+            "a refused check leaves no row"
+        );
+    }
+    assert_eq!(
+        store
+            .list_diffs(ws.id, &DiffFilter::default(), PageRequest::default())
+            .await?
+            .total,
+        5,
+        "a refused check leaves no diff"
+    );
+    assert_eq!(store.delivery_counts(ws.id).await?, counts(5, 0, 0, 0));
+    let claimed = claim_all_deliveries(&*store, "quota", at(1_000), 50).await?;
+    let events: BTreeSet<Uuid> = claimed.iter().map(|d| d.event_id).collect();
+    assert_eq!(events.len(), 5, "a refused check queues no outbox event");
+
+    // One drift seen by 8 concurrent checks of one endpoint: one event, its two deliveries.
+    let busy = workspace(&*store, "outbox", None, None).await?;
+    for n in [2, 3] {
+        store
+            .create_webhook(new_hook(busy.id, n, Severity::Info))
+            .await?;
+    }
+    let e = scheduled_endpoint(&*store, busy.id, "drifting").await?.id;
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..8i64 {
+        let store = store.clone();
+        tasks.spawn(async move {
+            let when = at(200 + i);
+            let d = diff_of_drift(None, vec![change("$.o", Severity::Breaking)], when, "same");
+            store
+                .record_check_run(
+                    busy.id,
+                    check(e, when),
+                    Some(d),
+                    draft(Some("same"), Some(Severity::Breaking), when),
+                    None,
+                )
+                .await
+        });
+    }
+    let mut sent = 0;
+    while let Some(joined) = tasks.join_next().await {
+        match joined?? {
+            CheckRecording::Recorded { alerts_sent, .. } => sent += alerts_sent,
+            x => return Err(fail(format!("an unlimited workspace refused: {x:?}"))),
+        }
+    }
+    assert_eq!(sent, 2, "one event, one delivery per webhook");
+    assert_eq!(store.delivery_counts(busy.id).await?, counts(2, 0, 0, 0));
+    let claimed = claim_all_deliveries(&*store, "outbox", at(1_000), 50).await?;
+    let events: BTreeSet<Uuid> = claimed.iter().map(|d| d.event_id).collect();
+    assert_eq!((events.len(), claimed.len()), (1, 2));
+    let diffs = store
+        .list_diffs(busy.id, &DiffFilter::default(), PageRequest::default())
+        .await?;
+    assert_eq!(diffs.total, 1, "the drift is written once");
+    let latest = store
+        .latest_diff(busy.id, e)
+        .await?
+        .ok_or_else(|| fail("the drift's diff"))?;
+    assert_eq!(latest.base.seen_count, 8, "and seen by every check");
+    assert_eq!(
+        store
+            .list_checks(busy.id, e, PageRequest::default())
+            .await?
+            .total,
+        8
+    );
+    Ok(())
+}
+
 /// A schedule claim marks its endpoints in flight (health `checking` until the lease ends, D7,
 /// D19) — not the paused ones; a run that records replaces the mark with its health; a finish
 /// without a recording gives back the health before the claim; a claim whose worker died is
@@ -1595,6 +1739,7 @@ macro_rules! alert_conformance_cases {
             alert_schedule_claim_marks_checking,
             alert_schedule_leases_extend,
             alert_scheduled_run_finishes_with_its_check,
+            alert_recording_quota_and_outbox_under_concurrency,
         );
     };
     (@cases $setup:path, $teardown:path; $($case:ident),* $(,)?) => {
