@@ -4,8 +4,9 @@
 # N endpoints (default 100000) with schedules whose period is N/RATE seconds (RATE default 280
 # checks/s, one million hourly endpoints' rate), first runs spread uniformly over one period,
 # against a loopback upstream, on WORKERS (default 1) `serve --role worker` processes sharing
-# the database. Seeds endpoints and schedules with SQL, runs SECONDS (default 120), then prints:
-# runs and claims/s, the workers' CPU per claim, peak RSS, and each worker's scheduler lag (due
+# the database. First measures the same-run ceiling (wrk against the upstream alone, before
+# anything is seeded), seeds endpoints and schedules with SQL, runs SECONDS (default 120), then
+# prints: runs and claims/s, the worker's fetches per second against that ceiling, the workers' CPU per claim, peak RSS, and each worker's scheduler lag (due
 # time -> start) p50/p99/max per 10 s window from its log. For scaling, offer more than one
 # worker can take (e.g. RATE 1500) and compare WORKERS=1 with WORKERS=2.
 # BIN=path/to/apidrift (default target/release/apidrift, else target/debug/apidrift).
@@ -56,6 +57,16 @@ PY
 port=18099
 python3 "$work/upstream.py" $port &
 sleep 0.5
+# The same-run ceiling: what the upstream answers with nothing else running (wrk, 64 connections,
+# each request on a new connection as the worker's fetches are), before any endpoint is seeded.
+ceiling=0
+if command -v wrk >/dev/null; then
+  ceiling=$(wrk -t1 -c64 -d5s -H 'Connection: close' "http://127.0.0.1:$port/e/1" 2>/dev/null \
+    | awk '/Requests\/sec/ {print $2}')
+  echo "ceiling: the upstream answers ${ceiling} fetches/s (wrk -c64, 5 s; load $(cut -d' ' -f1-3 /proc/loadavg))"
+else
+  echo "ceiling: not measured (wrk is missing: apt-get install wrk)"
+fi
 
 echo "seeding $n endpoints, period ${period_ms} ms (${rate}/s)"
 if [[ -n "${STATEMENTS:-}" ]]; then
@@ -124,6 +135,16 @@ if [[ -n "${STATEMENTS:-}" ]]; then
   echo "transactions committed per run: $(python3 -c "print(round(($xact1 - $xact0) / max($runs, 1), 2))")"
 fi
 echo "schedules more than 60 s overdue at the end: $overdue"
+samples=${APIDRIFT_BASELINE__FIRST_SAMPLES:-3}
+if [[ "$ceiling" != 0 ]]; then
+  python3 - "$runs" "$seconds" "$ceiling" "$baselines" "$samples" <<'PY'
+import sys
+runs, seconds, ceiling, baselines, samples = (float(x) for x in sys.argv[1:])
+fetches = (runs - baselines) + baselines * samples
+print(f"fetches by the worker: {fetches / seconds:.1f}/s = {fetches / seconds / ceiling:.3f}x the upstream's ceiling "
+      f"({baselines:.0f} first runs of {samples:.0f} samples, {runs - baselines:.0f} checks)")
+PY
+fi
 for w in $(seq 1 "$workers"); do
   echo "worker $w: lag per 10 s window (ms):"
   grep -o 'runs=[0-9]* lag_p50_ms=[0-9]* lag_p99_ms=[0-9]* lag_max_ms=[0-9]*' "$work/err.$w.log" || true
