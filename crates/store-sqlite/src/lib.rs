@@ -9,9 +9,11 @@
 //!
 //! How it works:
 //! * diesel with bundled libsqlite3 (≥ 3.35 for `RETURNING`), driven through diesel-async's
-//!   `SyncConnectionWrapper<SqliteConnection>` in a deadpool pool (default 4 connections). Each
-//!   operation runs as one closure on the blocking thread pool
-//!   (`SyncConnectionWrapper::spawn_blocking`), so async handlers never block.
+//!   `SyncConnectionWrapper<SqliteConnection>` in a deadpool pool (default 4 connections). Long
+//!   reads run as one closure on the blocking thread pool (`SyncConnectionWrapper::spawn_blocking`).
+//! * Short reads (a lookup by key, a page, the check context) run on the calling thread, on that
+//!   thread's own read connection to the database, without the two thread hand-offs
+//!   (`SqliteStore::quick`, the `local` module); a slow one delays its thread's other tasks.
 //! * Every pooled connection is set up with `busy_timeout` first (5 s), then `journal_mode=WAL`,
 //!   `foreign_keys=ON`, `synchronous=NORMAL`.
 //! * Writes run in `BEGIN IMMEDIATE` transactions: SQLite has one writer at a time, and taking the

@@ -128,10 +128,12 @@ mod tests {
     use super::*;
     use diesel::connection::SimpleConnection;
 
-    fn temp_db() -> (tempfile::TempDir, String) {
-        let dir = tempfile::tempdir().expect("a temporary directory");
+    type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
+
+    fn temp_db() -> std::io::Result<(tempfile::TempDir, String)> {
+        let dir = tempfile::tempdir()?;
         let path = dir.path().join("t.db").to_string_lossy().into_owned();
-        (dir, path)
+        Ok((dir, path))
     }
 
     fn done<R, F>(o: Outcome<R, F>) -> Result<R, StoreError> {
@@ -141,48 +143,55 @@ mod tests {
         }
     }
 
+    fn select_one(c: &mut SqliteConnection) -> Result<()> {
+        Ok(c.batch_execute("SELECT 1")?)
+    }
+
     #[test]
-    fn one_connection_per_thread_and_store_closed_with_the_store() {
-        let (_dir, path) = temp_db();
+    fn one_connection_per_thread_and_store_closed_with_the_store() -> TestResult {
+        let (_dir, path) = temp_db()?;
         let a = Readers::new(path.clone());
         let b = Readers::new(path);
         let before = Readers::open_here();
         for _ in 0..3 {
-            done(a.with(|c| Ok(c.batch_execute("SELECT 1")?))).expect("a reads");
+            done(a.with(select_one))?;
         }
-        done(b.with(|c| Ok(c.batch_execute("SELECT 1")?))).expect("b reads");
+        done(b.with(select_one))?;
         assert_eq!(Readers::open_here(), before + 2);
         drop(b);
-        done(a.with(|c| Ok(c.batch_execute("SELECT 1")?))).expect("a reads");
+        done(a.with(select_one))?;
         assert_eq!(Readers::open_here(), before + 1);
+        Ok(())
     }
 
     #[test]
-    fn a_read_inside_a_read_goes_elsewhere() {
-        let (_dir, path) = temp_db();
+    fn a_read_inside_a_read_goes_elsewhere() -> TestResult {
+        let (_dir, path) = temp_db()?;
         let a = Readers::new(path);
         let inner_busy = done(a.with(|_| {
             let inner = a.with(|_| Ok(()));
             Ok(matches!(inner, Outcome::Busy(_)))
-        }))
-        .expect("the outer read runs");
+        }))?;
         assert!(inner_busy);
+        Ok(())
     }
 
     #[test]
-    fn a_panicking_read_drops_its_connection() {
-        let (_dir, path) = temp_db();
+    fn a_panicking_read_drops_its_connection() -> TestResult {
+        let (_dir, path) = temp_db()?;
         let a = Readers::new(path);
-        done(a.with(|c| Ok(c.batch_execute("SELECT 1")?))).expect("a reads");
+        done(a.with(select_one))?;
         let before = Readers::open_here();
         let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let _ = a.with(|c| -> Result<()> {
                 c.batch_execute("BEGIN")?;
-                panic!("inside a transaction")
+                std::panic::resume_unwind(Box::new("inside a transaction"))
             });
         }));
         assert!(panicked.is_err());
         assert_eq!(Readers::open_here(), before - 1);
-        done(a.with(|c| Ok(c.batch_execute("BEGIN; COMMIT")?))).expect("a fresh connection");
+        // The next read opens a fresh connection, outside any transaction.
+        done(a.with(|c| Ok(c.batch_execute("BEGIN; COMMIT")?)))?;
+        Ok(())
     }
 }
