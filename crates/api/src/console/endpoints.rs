@@ -79,13 +79,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         .items
         .iter()
         .zip(&urls)
-        .map(|(l, url)| {
-            (
-                &l.endpoint,
-                url,
-                l.recent.iter().map(|p| p.response_time).collect(),
-            )
-        })
+        .map(|(l, url)| (&l.endpoint, url, &l.recent))
         .map(|(e, url, recent)| views::endpoints::EndpointRow {
             id: e.id,
             name: &e.settings.name,
@@ -98,7 +92,8 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             breaking_count: e.breaking_count,
             warning_count: e.warning_count,
             uptime: e.uptime,
-            recent,
+            // The page's sparkline points, read with it (one store call).
+            recent: recent.iter().map(|p| p.response_time).collect(),
             schedule: e.settings.schedule,
             next_run_at: e.next_run_at,
             paused: e.paused,
