@@ -1,5 +1,5 @@
 //! [`Service`]: what every use case holds (store, key ring, allow-list, the one outbound client and
-//! monitor, clock, the token-use throttle), and the helpers the use-case modules share. A leaf of
+//! monitor, clock, the token-use throttle, the token cache), and the helpers the use-case modules share. A leaf of
 //! the `service` module tree: the use-case modules add `impl Service` blocks and depend on it, it
 //! depends on none of them.
 
@@ -50,6 +50,9 @@ pub struct Service {
     /// When this process last recorded each token's use (`lastUsedAt` is written at most once a
     /// minute per token).
     pub(super) touched: Mutex<HashMap<Uuid, Instant>>,
+    /// Tokens that authenticated lately, by hash, for
+    /// [`TOKEN_CACHE_SECS`](crate::token_cache::TOKEN_CACHE_SECS) (see [`Service::authenticate`]).
+    pub(super) token_cache: crate::token_cache::TokenCache,
     /// The largest OpenAPI import request body (and document), in bytes.
     pub(super) import_max_bytes: usize,
     /// How long reading an OpenAPI document (parse and operation list) may take.
@@ -102,6 +105,7 @@ impl Service {
             monitor,
             clock: Arc::new(SystemClock),
             touched: Mutex::new(HashMap::new()),
+            token_cache: crate::token_cache::TokenCache::default(),
             import_max_bytes: DEFAULT_IMPORT_MAX_BYTES,
             import_parse_budget: DEFAULT_IMPORT_PARSE_BUDGET,
         }

@@ -66,6 +66,7 @@ pub mod probe;
 pub mod ratelimit;
 pub mod read;
 pub mod reads;
+mod token_cache;
 pub mod tokens;
 pub mod users;
 pub mod webhooks;
@@ -82,6 +83,7 @@ pub use lifecycle::{CheckRecord, DEFAULT_CHECK_RETENTION_DAYS, DeliveryView, Web
 pub use openapi::{Candidate, DEFAULT_IMPORT_METHODS, ParseRequest, ParseResult};
 pub use probe::ProbeResult;
 pub use reads::{OVERVIEW_ROWS, Overview};
+pub use token_cache::{TOKEN_CACHE_CAPACITY, TOKEN_CACHE_SECS};
 pub use tokens::{FirstRun, MintToken, MintedToken, token_well_formed};
 pub use users::{MIN_PASSWORD, check_password, csrf_matches};
 pub use webhooks::WebhookView;

@@ -4,6 +4,7 @@
 //! through the [`Service`](crate::Service). The store itself (its trait) is never handed out.
 
 pub use apidrift_store::{
-    DiffFilter, EndpointFilter, EndpointSample, EndpointSeries, FailingEndpoint, NextRun, Page,
-    PageRequest, ResponsePoint, StoredEndpoint, StoredSession, WebhookKind, WorkspaceOverview,
+    DiffFilter, EndpointFilter, EndpointSample, EndpointSeries, FailingEndpoint, ListedEndpoint,
+    NextRun, Page, PageRequest, ResponsePoint, StoredEndpoint, StoredSession, WebhookKind,
+    WorkspaceOverview,
 };

@@ -8,8 +8,8 @@ use super::base::Service;
 use super::error::ServiceError;
 use apidrift_model::{DiffDetail, DiffSummary};
 use apidrift_store::{
-    DiffFilter, EndpointFilter, EndpointSeries, OperatorGauges, Page, PageRequest, ResponsePoint,
-    StoredEndpoint, WorkspaceOverview, rules,
+    DiffFilter, EndpointFilter, EndpointSeries, ListedEndpoint, OperatorGauges, Page, PageRequest,
+    ResponsePoint, StoredEndpoint, WorkspaceOverview, rules,
 };
 
 /// The console's landing page: the workspace at a glance.
@@ -28,20 +28,25 @@ pub const OVERVIEW_ROWS: u32 = 10;
 use uuid::Uuid;
 
 impl Service {
-    /// The actor's endpoints matching `filter`, newest first, one page with the total.
+    /// The actor's endpoints matching `filter`, newest first, one page with the total, as the
+    /// lists show them ([`ListedEndpoint`]: no sealed value, no contract body), each with its
+    /// uptime (D26) and its last `points` response times (at most 100; the API asks none, the
+    /// console's sparklines some). ONE store call for all of it (one statement on PostgreSQL).
     pub async fn list_endpoints(
         &self,
         actor: &Actor,
         filter: &EndpointFilter,
         page: PageRequest,
-    ) -> Result<Page<StoredEndpoint>, ServiceError> {
+        points: u32,
+    ) -> Result<Page<ListedEndpoint>, ServiceError> {
         actor.may(Action::ReadEndpoints)?;
         let mut found = self
             .store
-            .list_endpoints(actor.workspace(), filter, page)
+            .endpoint_page(actor.workspace(), filter, page, self.now(), points.min(100))
             .await?;
-        self.with_uptime(actor.workspace(), &mut found.items)
-            .await?;
+        for listed in &mut found.items {
+            listed.endpoint.uptime = Some(rules::uptime(&listed.uptime_counts));
+        }
         Ok(found)
     }
 

@@ -152,36 +152,61 @@ impl Service {
         Ok(self.store.list_tokens(ws).await?)
     }
 
-    /// Revokes token `id` of the actor's workspace (idempotent). It stops authenticating at once.
+    /// Revokes token `id` of the actor's workspace (idempotent). It stops authenticating at once
+    /// in this process (its cached lookup is evicted), and in other processes within
+    /// [`TOKEN_CACHE_SECS`](crate::TOKEN_CACHE_SECS) seconds.
     pub async fn revoke_token(&self, actor: &Actor, id: Uuid) -> Result<StoredToken, ServiceError> {
         actor.may(Action::ManageTokens)?;
         let revoked = self
             .store
             .revoke_token(actor.workspace(), id, self.now())
             .await;
-        revoked.map_err(|e| match e {
-            StoreError::NotFound => ServiceError::not_found("token", id),
-            other => other.into(),
-        })
+        self.evicting(revoked, id)
     }
 
-    /// Operator: revokes token `id` of any workspace (idempotent; `apidrift token revoke`).
+    /// Operator: revokes token `id` of any workspace (idempotent; `apidrift token revoke`),
+    /// evicted from this process's token cache like [`Service::revoke_token`].
     pub async fn revoke_any_token(&self, id: Uuid) -> Result<StoredToken, ServiceError> {
         let revoked = self.store.revoke_token_by_id(id, self.now()).await;
-        revoked.map_err(|e| match e {
-            StoreError::NotFound => ServiceError::not_found("token", id),
-            other => other.into(),
-        })
+        self.evicting(revoked, id)
+    }
+
+    /// The answer of a revoke, the token evicted from the cache when it was revoked.
+    fn evicting(
+        &self,
+        revoked: Result<StoredToken, StoreError>,
+        id: Uuid,
+    ) -> Result<StoredToken, ServiceError> {
+        match revoked {
+            Ok(token) => {
+                self.token_cache.evict(&token.token_hash);
+                Ok(token)
+            }
+            Err(StoreError::NotFound) => Err(ServiceError::not_found("token", id)),
+            Err(other) => Err(other.into()),
+        }
     }
 
     /// The active token whose text is `text` (well formed: see [`token_well_formed`]), or
-    /// `None` for an unknown, revoked or expired one.
+    /// `None` for an unknown, revoked or expired one. A token that authenticated less than
+    /// [`TOKEN_CACHE_SECS`](crate::TOKEN_CACHE_SECS) seconds ago is answered from this process's
+    /// cache (no store read); its expiry is checked on every use.
     pub async fn authenticate(&self, text: &str) -> Result<Option<StoredToken>, ServiceError> {
         let hash = token::hash(text);
-        let found = self.store.find_token_by_hash(&hash).await?;
         let now = self.now();
-        Ok(found
-            .filter(|t| token::ct_eq(t.token_hash.as_bytes(), hash.as_bytes()) && t.is_active(now)))
+        let active = |t: &StoredToken| {
+            token::ct_eq(t.token_hash.as_bytes(), hash.as_bytes()) && t.is_active(now)
+        };
+        if let Some(cached) = self.token_cache.get(&hash, Instant::now()) {
+            return Ok(Some(cached).filter(active));
+        }
+        let epoch = self.token_cache.epoch();
+        let read_at = Instant::now();
+        let found = self.store.find_token_by_hash(&hash).await?.filter(active);
+        if let Some(t) = &found {
+            self.token_cache.put(t.clone(), read_at, epoch);
+        }
+        Ok(found)
     }
 
     /// Records a token's use (`lastUsedAt`), at most once a minute per token from this process.

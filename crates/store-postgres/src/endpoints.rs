@@ -1,20 +1,27 @@
-//! Endpoints: bulk create, reads, lists, health and contract.
+//! Endpoints: bulk create, reads, lists (the lists' page in one statement: [`endpoint_page`]),
+//! health and contract.
 //! Statements of the PostgreSQL adapter over one connection; the caller picks the transaction.
 
 use crate::Result;
+use crate::cached::cached;
 use crate::not_found;
-use crate::rows::{EndpointRow, contract_to_json, micros};
+use crate::rows::{EndpointRow, SettingsColumns, contract_to_json, micros};
 use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::lock_workspace;
 use apidrift_model::Health;
 use apidrift_store::{
-    BulkCreated, EndpointFilter, NewEndpointRow, Page, PageRequest, ResponseContract,
-    StoredEndpoint, rules,
+    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest,
+    ResponseContract, ResponsePoint, SealedSecrets, StoreError, StoredEndpoint, UPTIME_DAY,
+    UPTIME_MONTH, UPTIME_WEEK, UptimeCounts, WindowCounts, parse_enum, rules, to_u32,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -217,3 +224,324 @@ pub async fn set_contract(
     .await?;
     if n == 0 { Err(not_found()) } else { Ok(()) }
 }
+
+/// The statement of [`endpoint_page`] for one filter: `$filter` narrows the rows (binds `$8`,
+/// `$9`), `$total` is the page's total. The page, its total, the schedules' next runs, the
+/// uptime counts and the last response times come back in ONE round trip; an empty page (past the
+/// end) is one row with the total and every other column null. Only the columns a list shows are
+/// read: not the sealed values, not the contract body (only whether there is one).
+macro_rules! page_sql {
+    ($filter:literal, $total:expr) => {
+        concat!(
+            "WITH page AS (SELECT e.id, e.key, e.name, e.url, e.method, e.environment, \
+             e.description, e.tags, e.content_type, e.diff_mode, e.timeout_ms, e.schedule, \
+             e.ignore_paths, e.follow_redirects, e.retries, e.identity_keys, \
+             e.severity_overrides, e.latency, e.auth_type, e.health, \
+             e.response_contract IS NOT NULL AS has_contract, e.baseline_version, \
+             e.last_checked_at, e.response_time, e.breaking_count, e.warning_count, \
+             e.created_at, e.updated_at, e.paused, e.version \
+             FROM endpoints e WHERE e.workspace_id = $1",
+            $filter,
+            " ORDER BY e.created_at DESC, e.id DESC LIMIT $2 OFFSET $3) \
+             SELECT t.total, p.*, s.next_run_at, \
+             u.day_n, u.day_up, u.week_n, u.week_up, u.month_n, u.month_up, \
+             r.points_at, r.points_ms \
+             FROM (SELECT ",
+            $total,
+            " AS total) t \
+             LEFT JOIN page p ON true \
+             LEFT JOIN schedules s ON s.endpoint_id = p.id AND s.workspace_id = $1 \
+             LEFT JOIN LATERAL (SELECT \
+             COUNT(*) FILTER (WHERE c.started_at >= $4) AS day_n, \
+             COUNT(*) FILTER (WHERE c.started_at >= $4 AND c.http_status < 500) AS day_up, \
+             COUNT(*) FILTER (WHERE c.started_at >= $5) AS week_n, \
+             COUNT(*) FILTER (WHERE c.started_at >= $5 AND c.http_status < 500) AS week_up, \
+             COUNT(*) AS month_n, \
+             COUNT(*) FILTER (WHERE c.http_status < 500) AS month_up \
+             FROM checks c WHERE c.workspace_id = $1 AND c.endpoint_id = p.id \
+             AND c.started_at >= $6) u ON true \
+             LEFT JOIN LATERAL (SELECT \
+             array_agg(q.started_at ORDER BY q.started_at, q.id) AS points_at, \
+             array_agg(q.response_time ORDER BY q.started_at, q.id) AS points_ms \
+             FROM (SELECT c.started_at, c.response_time, c.id FROM checks c \
+             WHERE c.workspace_id = $1 AND c.endpoint_id = p.id \
+             ORDER BY c.started_at DESC, c.id DESC LIMIT $7) q) r ON true \
+             ORDER BY p.created_at DESC, p.id DESC"
+        )
+    };
+}
+
+/// The total of a filtered page: the page's own count when it proves the total (a short page),
+/// else a count of the matching rows (PostgreSQL evaluates the count only when it is needed).
+macro_rules! filtered_total {
+    ($filter:literal) => {
+        concat!(
+            "(SELECT CASE WHEN (k.n > 0 OR $3 = 0) AND k.n < $2 THEN $3 + k.n \
+             ELSE (SELECT COUNT(*) FROM endpoints e WHERE e.workspace_id = $1",
+            $filter,
+            ") END FROM (SELECT COUNT(*) AS n FROM page) k)"
+        )
+    };
+}
+
+const PAGE_ALL: &str = page_sql!(
+    "",
+    "COALESCE((SELECT w.endpoints FROM workspace_counts w WHERE w.workspace_id = $1), 0)"
+);
+const PAGE_HEALTH: &str = page_sql!(" AND e.health = $8", filtered_total!(" AND e.health = $8"));
+const PAGE_ENVIRONMENT: &str = page_sql!(
+    " AND e.environment = $8",
+    filtered_total!(" AND e.environment = $8")
+);
+const PAGE_BOTH: &str = page_sql!(
+    " AND e.health = $8 AND e.environment = $9",
+    filtered_total!(" AND e.health = $8 AND e.environment = $9")
+);
+
+/// One row of [`endpoint_page`]'s statement: the total, then the page's columns (all null on
+/// the one row of an empty page).
+#[derive(QueryableByName)]
+struct PageRow {
+    #[diesel(sql_type = BigInt)]
+    total: i64,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    url: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    method: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    environment: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    description: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    tags: Option<Value>,
+    #[diesel(sql_type = Nullable<Text>)]
+    content_type: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    diff_mode: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    timeout_ms: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    schedule: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    ignore_paths: Option<Value>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    follow_redirects: Option<bool>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    retries: Option<i32>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    identity_keys: Option<Value>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    severity_overrides: Option<Value>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    latency: Option<Value>,
+    #[diesel(sql_type = Nullable<Text>)]
+    auth_type: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    health: Option<String>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    has_contract: Option<bool>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    baseline_version: Option<i32>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    last_checked_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    response_time: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    breaking_count: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    warning_count: Option<i32>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    created_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    updated_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    paused: Option<bool>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    version: Option<i64>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    next_run_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    day_n: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    day_up: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    week_n: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    week_up: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    month_n: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    month_up: Option<i64>,
+    #[diesel(sql_type = Nullable<Array<Timestamptz>>)]
+    points_at: Option<Vec<OffsetDateTime>>,
+    #[diesel(sql_type = Nullable<Array<Nullable<Integer>>>)]
+    points_ms: Option<Vec<Option<i32>>>,
+}
+
+/// A column that is NOT NULL in the table (null only on the row of an empty page).
+fn required<T>(column: &str, v: Option<T>) -> Result<T, StoreError> {
+    v.ok_or_else(|| StoreError::corrupt(column, "null"))
+}
+
+fn window(checks: Option<i64>, up: Option<i64>) -> WindowCounts {
+    WindowCounts {
+        checks: count(checks.unwrap_or(0)),
+        up: count(up.unwrap_or(0)),
+    }
+}
+
+impl PageRow {
+    /// The listed endpoint of this row; `None` on the row of an empty page.
+    fn into_listed(self, ws: Uuid) -> Result<Option<ListedEndpoint>, StoreError> {
+        let Some(id) = self.id else {
+            return Ok(None);
+        };
+        let u = |c: &str, v: Option<i32>| to_u32(c, required(c, v)?.into());
+        let settings = SettingsColumns {
+            key: self.key,
+            name: required("endpoints.name", self.name)?,
+            url: required("endpoints.url", self.url)?,
+            method: required("endpoints.method", self.method)?,
+            environment: required("endpoints.environment", self.environment)?,
+            description: self.description,
+            tags: required("endpoints.tags", self.tags)?,
+            content_type: required("endpoints.content_type", self.content_type)?,
+            diff_mode: required("endpoints.diff_mode", self.diff_mode)?,
+            timeout_ms: required("endpoints.timeout_ms", self.timeout_ms)?,
+            schedule: self.schedule,
+            ignore_paths: required("endpoints.ignore_paths", self.ignore_paths)?,
+            follow_redirects: required("endpoints.follow_redirects", self.follow_redirects)?,
+            retries: required("endpoints.retries", self.retries)?,
+            identity_keys: required("endpoints.identity_keys", self.identity_keys)?,
+            severity_overrides: required("endpoints.severity_overrides", self.severity_overrides)?,
+            latency: required("endpoints.latency", self.latency)?,
+        }
+        .into_settings()?;
+        let paused = required("endpoints.paused", self.paused)?;
+        let next_run_at =
+            rules::visible_next_run(settings.schedule.is_some(), paused, self.next_run_at);
+        let endpoint = StoredEndpoint {
+            id,
+            workspace_id: ws,
+            settings,
+            secrets: SealedSecrets {
+                auth_type: parse_enum(
+                    "endpoints.auth_type",
+                    &required("endpoints.auth_type", self.auth_type)?,
+                )?,
+                sealed_auth: None,
+                sealed_headers: None,
+                sealed_request_body: None,
+            },
+            health: parse_enum(
+                "endpoints.health",
+                &required("endpoints.health", self.health)?,
+            )?,
+            response_contract: None,
+            baseline_version: self
+                .baseline_version
+                .map(|v| to_u32("endpoints.baseline_version", v.into()))
+                .transpose()?,
+            last_checked_at: self.last_checked_at,
+            response_time: self
+                .response_time
+                .map(|v| to_u32("endpoints.response_time", v.into()))
+                .transpose()?,
+            breaking_count: u("endpoints.breaking_count", self.breaking_count)?,
+            warning_count: u("endpoints.warning_count", self.warning_count)?,
+            created_at: required("endpoints.created_at", self.created_at)?,
+            updated_at: required("endpoints.updated_at", self.updated_at)?,
+            paused,
+            version: required("endpoints.version", self.version)?,
+            uptime: None,
+            next_run_at,
+        };
+        let recent = self
+            .points_at
+            .unwrap_or_default()
+            .into_iter()
+            .zip(self.points_ms.unwrap_or_default())
+            .map(|(started_at, ms)| {
+                Ok(ResponsePoint {
+                    started_at,
+                    response_time: ms
+                        .map(|v| to_u32("checks.response_time", v.into()))
+                        .transpose()?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(Some(ListedEndpoint {
+            endpoint,
+            has_response_contract: self.has_contract.unwrap_or(false),
+            uptime_counts: UptimeCounts {
+                day: window(self.day_n, self.day_up),
+                week: window(self.week_n, self.week_up),
+                month: window(self.month_n, self.month_up),
+            },
+            recent,
+        }))
+    }
+}
+
+/// One page of endpoints as the lists show them, in ONE statement (see [`page_sql!`]).
+pub(crate) async fn endpoint_page(
+    c: &mut Conn,
+    ws: Uuid,
+    filter: &EndpointFilter,
+    page: PageRequest,
+    now: OffsetDateTime,
+    points: u32,
+) -> Result<Page<ListedEndpoint>> {
+    /// The binds every variant shares, `$1` to `$7`.
+    macro_rules! common {
+        ($sql:expr) => {
+            cached($sql)
+                .bind::<SqlUuid, _>(ws)
+                .bind::<BigInt, _>(i64::from(page.limit))
+                .bind::<BigInt, _>(i64_of(page.offset))
+                .bind::<Timestamptz, _>(now - UPTIME_DAY)
+                .bind::<Timestamptz, _>(now - UPTIME_WEEK)
+                .bind::<Timestamptz, _>(now - UPTIME_MONTH)
+                .bind::<BigInt, _>(i64::from(points.min(MAX_POINTS)))
+        };
+    }
+    let rows: Vec<PageRow> = match (filter.health, filter.environment.as_deref()) {
+        (None, None) => common!(PAGE_ALL).load(c).await?,
+        (Some(h), None) => {
+            common!(PAGE_HEALTH)
+                .bind::<Text, _>(h.as_str())
+                .load(c)
+                .await?
+        }
+        (None, Some(env)) => {
+            common!(PAGE_ENVIRONMENT)
+                .bind::<Text, _>(env)
+                .load(c)
+                .await?
+        }
+        (Some(h), Some(env)) => {
+            common!(PAGE_BOTH)
+                .bind::<Text, _>(h.as_str())
+                .bind::<Text, _>(env)
+                .load(c)
+                .await?
+        }
+    };
+    let total = <[PageRow]>::first(&rows).map_or(0, |r| count(r.total));
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        if let Some(listed) = row.into_listed(ws)? {
+            items.push(listed);
+        }
+    }
+    Ok(Page { items, total })
+}
+
+/// The most response times a page reads per endpoint.
+const MAX_POINTS: u32 = 100;

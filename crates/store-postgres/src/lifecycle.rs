@@ -10,9 +10,9 @@ use crate::{Error, PgStore, Result, totals};
 use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    ApplyWrite, CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page,
-    PageRequest, ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts,
-    WorkspaceOverview, to_u16, to_u32,
+    ApplyWrite, CheckHistoryRow, EndpointChanges, EndpointFilter, FailingEndpoint, LifecycleStore,
+    ListedEndpoint, NextRun, Page, PageRequest, ResponsePoint, StoreError, StoredDelivery,
+    StoredEndpoint, UptimeCounts, WorkspaceOverview, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -510,6 +510,21 @@ impl LifecycleStore for PgStore {
     ) -> std::result::Result<Vec<(Uuid, UptimeCounts)>, StoreError> {
         let mut conn = self.conn().await?;
         crate::history::uptime_counts(&mut conn, workspace_id, endpoint_ids, now)
+            .await
+            .map_err(StoreError::from)
+    }
+
+    async fn endpoint_page(
+        &self,
+        workspace_id: Uuid,
+        filter: &EndpointFilter,
+        page: PageRequest,
+        now: OffsetDateTime,
+        points: u32,
+    ) -> std::result::Result<Page<ListedEndpoint>, StoreError> {
+        filter.check_text()?;
+        let mut conn = self.conn().await?;
+        crate::endpoints::endpoint_page(&mut conn, workspace_id, filter, page, now, points)
             .await
             .map_err(StoreError::from)
     }

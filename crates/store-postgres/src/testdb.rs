@@ -127,6 +127,14 @@ struct TableStats {
     writes: i64,
 }
 
+#[derive(diesel::QueryableByName)]
+struct StatementCalls {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    query: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    calls: i64,
+}
+
 /// Write counters of one test database ([`TestDb::write_stats`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteStats {
@@ -247,6 +255,26 @@ impl TestDb {
             tup_deleted: db.tup_deleted,
             table_writes: tables.into_iter().map(|t| (t.relname, t.writes)).collect(),
         })
+    }
+
+    /// The statements run in this database so far, from `pg_stat_statements` (the extension is
+    /// created in the database on first use; the server must preload it): each normalised text
+    /// with its number of executions, most executed first. The reads of these statistics
+    /// themselves and the `SET …` of connection set-ups are left out. Executions are counted when they end, so a figure is exact once
+    /// the calls it follows have returned.
+    pub async fn statement_calls(&self) -> Result<Vec<(String, i64)>, TestDbError> {
+        let mut c = AsyncPgConnection::establish(&self.url).await?;
+        c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            .await?;
+        let rows: Vec<StatementCalls> = diesel::sql_query(
+            "SELECT query, calls FROM pg_stat_statements \
+             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE 'SET %' \
+             ORDER BY calls DESC, query",
+        )
+        .load(&mut c)
+        .await?;
+        Ok(rows.into_iter().map(|r| (r.query, r.calls)).collect())
     }
 
     /// Drops the database (closing any connection still open on it).

@@ -1,15 +1,18 @@
 //! Endpoints: bulk create, reads, lists, health and contract.
 //! Statements of the SQLite adapter over one connection; the caller picks the transaction.
 
-use crate::rows::{EndpointRow, contract_to_text, from_ts, id, parse_id, ts};
+use crate::rows::{
+    EndpointRow, SettingsColumns, contract_to_text, from_ts, from_ts_opt, id, parse_id, ts,
+};
 use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::require_workspace;
 use crate::{Error, Result};
 use apidrift_model::Health;
 use apidrift_store::{
-    BulkCreated, EndpointFilter, NewEndpointRow, Page, PageRequest, ResponseContract, StoreError,
-    StoredEndpoint, rules,
+    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest,
+    ResponseContract, SealedSecrets, StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules,
+    to_u32,
 };
 use diesel::prelude::*;
 use time::OffsetDateTime;
@@ -221,4 +224,119 @@ pub fn set_contract(
     } else {
         Ok(())
     }
+}
+
+/// The columns of an endpoint a list shows: not the sealed values, not the contract body (only
+/// whether there is one).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = endpoints, check_for_backend(diesel::sqlite::Sqlite))]
+struct ListedRow {
+    id: String,
+    #[diesel(embed)]
+    settings: SettingsColumns,
+    auth_type: String,
+    health: String,
+    #[diesel(select_expression = endpoints::response_contract.is_not_null())]
+    #[diesel(select_expression_type = diesel::dsl::IsNotNull<endpoints::response_contract>)]
+    has_contract: bool,
+    baseline_version: Option<i32>,
+    last_checked_at: Option<i64>,
+    response_time: Option<i32>,
+    breaking_count: i32,
+    warning_count: i32,
+    created_at: i64,
+    updated_at: i64,
+    paused: bool,
+    version: i64,
+}
+
+impl ListedRow {
+    fn into_listed(self, ws: Uuid) -> Result<ListedEndpoint, StoreError> {
+        let u = |c: &str, v: i32| to_u32(c, v.into());
+        Ok(ListedEndpoint {
+            endpoint: StoredEndpoint {
+                id: parse_id("endpoints.id", &self.id)?,
+                workspace_id: ws,
+                settings: self.settings.into_settings()?,
+                secrets: SealedSecrets {
+                    auth_type: parse_enum("endpoints.auth_type", &self.auth_type)?,
+                    sealed_auth: None,
+                    sealed_headers: None,
+                    sealed_request_body: None,
+                },
+                health: parse_enum("endpoints.health", &self.health)?,
+                response_contract: None,
+                baseline_version: self
+                    .baseline_version
+                    .map(|v| u("endpoints.baseline_version", v))
+                    .transpose()?,
+                last_checked_at: from_ts_opt("endpoints.last_checked_at", self.last_checked_at)?,
+                response_time: self
+                    .response_time
+                    .map(|v| u("endpoints.response_time", v))
+                    .transpose()?,
+                breaking_count: u("endpoints.breaking_count", self.breaking_count)?,
+                warning_count: u("endpoints.warning_count", self.warning_count)?,
+                created_at: from_ts("endpoints.created_at", self.created_at)?,
+                updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
+                paused: self.paused,
+                version: self.version,
+                uptime: None,
+                next_run_at: None,
+            },
+            has_response_contract: self.has_contract,
+            uptime_counts: UptimeCounts::default(),
+            recent: Vec::new(),
+        })
+    }
+}
+
+/// The most response times a page reads per endpoint.
+const MAX_POINTS: u32 = 100;
+
+/// One page of endpoints as the lists show them: the page (list columns only), its total, the
+/// next runs, the uptime counts and the last `points` response times, in the caller's read
+/// transaction (one snapshot). In-process statements cost microseconds: what matters on SQLite
+/// is that they share one call (one connection, no hop per statement).
+pub(crate) fn endpoint_page(
+    c: &mut SqliteConnection,
+    ws: Uuid,
+    filter: &EndpointFilter,
+    page: PageRequest,
+    now: OffsetDateTime,
+    points: u32,
+) -> Result<Page<ListedEndpoint>> {
+    let rows = endpoint_query(ws, filter)
+        .order((endpoints::created_at.desc(), endpoints::id.desc()))
+        .limit(i64::from(page.limit))
+        .offset(i64_of(page.offset))
+        .select(ListedRow::as_select())
+        .load(c)?;
+    let total = match known_total(page, rows.len()) {
+        Some(t) => t,
+        None if *filter == EndpointFilter::default() => counts(c, ws)?.0,
+        None => count(endpoint_query(ws, filter).count().get_result(c)?),
+    };
+    let mut items: Vec<ListedEndpoint> = rows
+        .into_iter()
+        .map(|r| r.into_listed(ws))
+        .collect::<Result<_, _>>()?;
+    if items.is_empty() {
+        return Ok(Page { items, total });
+    }
+    let mut endpoints: Vec<StoredEndpoint> = items.iter().map(|l| l.endpoint.clone()).collect();
+    with_next_runs(c, ws, &mut endpoints)?;
+    let ids: Vec<Uuid> = endpoints.iter().map(|e| e.id).collect();
+    let uptime = crate::history::uptime_counts(c, ws, &ids, now)?;
+    let recent = crate::history::recent_response_times(c, ws, &ids, points.min(MAX_POINTS))?;
+    for (listed, e) in items.iter_mut().zip(endpoints) {
+        listed.endpoint.next_run_at = e.next_run_at;
+        if let Some((_, counts)) = uptime.iter().find(|(id, _)| *id == e.id) {
+            listed.uptime_counts = *counts;
+        }
+        if let Some((_, points)) = recent.iter().find(|(id, _)| *id == e.id) {
+            listed.recent.clone_from(points);
+        }
+    }
+    Ok(Page { items, total })
 }

@@ -9,9 +9,11 @@
 //!
 //! How it works:
 //! * diesel with bundled libsqlite3 (≥ 3.35 for `RETURNING`), driven through diesel-async's
-//!   `SyncConnectionWrapper<SqliteConnection>` in a deadpool pool (default 4 connections). Each
-//!   operation runs as one closure on the blocking thread pool
-//!   (`SyncConnectionWrapper::spawn_blocking`), so async handlers never block.
+//!   `SyncConnectionWrapper<SqliteConnection>` in a deadpool pool (default 4 connections). Long
+//!   reads run as one closure on the blocking thread pool (`SyncConnectionWrapper::spawn_blocking`).
+//! * Short reads (a lookup by key, a page, the check context) run on the calling thread, on that
+//!   thread's own read connection to the database, without the two thread hand-offs
+//!   (`SqliteStore::quick`, the `local` module); a slow one delays its thread's other tasks.
 //! * Every pooled connection is set up with `busy_timeout` first (5 s), then `journal_mode=WAL`,
 //!   `foreign_keys=ON`, `synchronous=NORMAL`.
 //! * Writes run in `BEGIN IMMEDIATE` transactions: SQLite has one writer at a time, and taking the
@@ -38,6 +40,7 @@ mod diffs;
 mod endpoints;
 mod history;
 mod lifecycle;
+mod local;
 mod ops;
 mod rows;
 mod run;
@@ -66,6 +69,7 @@ use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfi
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use std::path::Path;
+use std::sync::Arc;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -262,6 +266,9 @@ pub struct SqliteStore {
     /// Where writes go: the writer thread of a file database (one connection, writes arriving
     /// together committed together: see [`writer`]), or the one connection of a memory database.
     writer: Writes,
+    /// Short reads on the calling thread (file databases; `None` for a memory database, whose
+    /// reads use its one pooled connection): see [`local`].
+    local: Option<Arc<local::Readers>>,
     target: Target,
 }
 
@@ -307,9 +314,14 @@ impl SqliteStore {
                 })?)
             }
         };
+        let local = match &target {
+            Target::Memory => None,
+            Target::File(_) => Some(local::Readers::new(path.clone())),
+        };
         let store = SqliteStore {
             pool,
             writer,
+            local,
             target,
         };
         // Open one connection now so a bad path fails here, not at the first request.
@@ -351,6 +363,35 @@ impl SqliteStore {
     {
         self.run(move |c| c.transaction(f)).await
     }
+
+    /// Runs the short read `f` (a few indexed statements: a page, a lookup by key) on the
+    /// calling thread's own read connection to this database, without the hop to the blocking
+    /// pool and back (see [`local`]); on a memory database (or when this thread's connection is
+    /// already in use) the same as [`SqliteStore::run`]. Long reads (exports, scans of a whole
+    /// workspace) keep using [`SqliteStore::run`] / [`SqliteStore::read`].
+    async fn quick<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
+    {
+        match &self.local {
+            Some(readers) => match readers.with(f) {
+                local::Outcome::Done(result) => result,
+                local::Outcome::Busy(f) => self.run(f).await,
+            },
+            None => self.run(f).await,
+        }
+    }
+
+    /// [`SqliteStore::quick`] in a deferred (read) transaction: one snapshot for several
+    /// statements.
+    async fn quick_read<R, F>(&self, f: F) -> Result<R, StoreError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut SqliteConnection) -> Result<R> + Send + 'static,
+    {
+        self.quick(move |c| c.transaction(f)).await
+    }
 }
 
 #[async_trait]
@@ -384,7 +425,7 @@ impl Store for SqliteStore {
     }
 
     async fn get_workspace(&self, workspace_id: Uuid) -> Result<Option<Workspace>, StoreError> {
-        self.run(move |c| workspaces::get_workspace(c, workspace_id))
+        self.quick(move |c| workspaces::get_workspace(c, workspace_id))
             .await
     }
 
@@ -418,7 +459,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         at: OffsetDateTime,
     ) -> Result<QuotaUsage, StoreError> {
-        self.read(move |c| {
+        self.quick_read(move |c| {
             let quota = workspaces::require_workspace(c, workspace_id)?.check_quota;
             Ok(QuotaUsage {
                 used: workspaces::check_usage(c, workspace_id, at)?,
@@ -429,7 +470,7 @@ impl Store for SqliteStore {
     }
 
     async fn check_usage(&self, workspace_id: Uuid, at: OffsetDateTime) -> Result<u64, StoreError> {
-        self.run(move |c| workspaces::check_usage(c, workspace_id, at))
+        self.quick(move |c| workspaces::check_usage(c, workspace_id, at))
             .await
     }
 
@@ -444,7 +485,7 @@ impl Store for SqliteStore {
     ) -> Result<Option<StoredToken>, StoreError> {
         apidrift_store::text::refuse_nul("tokens.token_hash", token_hash)?;
         let hash = token_hash.to_owned();
-        self.run(move |c| tokens::find_token_by_hash(c, &hash))
+        self.quick(move |c| tokens::find_token_by_hash(c, &hash))
             .await
     }
 
@@ -453,12 +494,12 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         token_id: Uuid,
     ) -> Result<Option<StoredToken>, StoreError> {
-        self.run(move |c| tokens::get_token(c, Some(workspace_id), token_id))
+        self.quick(move |c| tokens::get_token(c, Some(workspace_id), token_id))
             .await
     }
 
     async fn list_tokens(&self, workspace_id: Uuid) -> Result<Vec<StoredToken>, StoreError> {
-        self.run(move |c| tokens::list_tokens(c, workspace_id))
+        self.quick(move |c| tokens::list_tokens(c, workspace_id))
             .await
     }
 
@@ -482,7 +523,7 @@ impl Store for SqliteStore {
     }
 
     async fn endpoint_workspace(&self, endpoint_id: Uuid) -> Result<Option<Uuid>, StoreError> {
-        self.run(move |c| endpoints::endpoint_workspace(c, endpoint_id))
+        self.quick(move |c| endpoints::endpoint_workspace(c, endpoint_id))
             .await
     }
 
@@ -517,7 +558,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredEndpoint>, StoreError> {
-        self.run(move |c| endpoints::get_endpoint(c, workspace_id, endpoint_id))
+        self.quick(move |c| endpoints::get_endpoint(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -529,12 +570,12 @@ impl Store for SqliteStore {
     ) -> Result<Page<StoredEndpoint>, StoreError> {
         filter.check_text()?;
         let filter = filter.clone();
-        self.read(move |c| endpoints::list_endpoints(c, workspace_id, &filter, page))
+        self.quick_read(move |c| endpoints::list_endpoints(c, workspace_id, &filter, page))
             .await
     }
 
     async fn count_endpoints(&self, workspace_id: Uuid) -> Result<u64, StoreError> {
-        self.run(move |c| endpoints::count_endpoints(c, workspace_id))
+        self.quick(move |c| endpoints::count_endpoints(c, workspace_id))
             .await
     }
 
@@ -589,7 +630,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<StoredBaseline>, StoreError> {
-        self.run(move |c| checks::active_baseline(c, workspace_id, endpoint_id))
+        self.quick(move |c| checks::active_baseline(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -615,7 +656,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         check_id: Uuid,
     ) -> Result<Option<StoredCheck>, StoreError> {
-        self.run(move |c| checks::get_check(c, workspace_id, check_id))
+        self.quick(move |c| checks::get_check(c, workspace_id, check_id))
             .await
     }
 
@@ -624,7 +665,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         endpoint_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        self.run(move |c| diffs::latest_diff(c, workspace_id, endpoint_id))
+        self.quick(move |c| diffs::latest_diff(c, workspace_id, endpoint_id))
             .await
     }
 
@@ -634,7 +675,7 @@ impl Store for SqliteStore {
         endpoint_id: Uuid,
         at: OffsetDateTime,
     ) -> Result<Option<CheckContext>, StoreError> {
-        self.read(move |c| {
+        self.quick_read(move |c| {
             let Some(endpoint) = endpoints::get_endpoint(c, workspace_id, endpoint_id)? else {
                 return Ok(None);
             };
@@ -661,7 +702,7 @@ impl Store for SqliteStore {
         page: PageRequest,
     ) -> Result<Page<DiffSummary>, StoreError> {
         let filter = filter.clone();
-        self.read(move |c| diffs::list_diffs(c, workspace_id, &filter, page))
+        self.quick_read(move |c| diffs::list_diffs(c, workspace_id, &filter, page))
             .await
     }
 
@@ -670,7 +711,7 @@ impl Store for SqliteStore {
         workspace_id: Uuid,
         diff_id: Uuid,
     ) -> Result<Option<DiffDetail>, StoreError> {
-        self.run(move |c| diffs::get_diff(c, workspace_id, diff_id))
+        self.quick(move |c| diffs::get_diff(c, workspace_id, diff_id))
             .await
     }
 

@@ -9,9 +9,9 @@ use crate::{Error, Result, SqliteStore};
 use apidrift_model::Health;
 use apidrift_store::run as store_run;
 use apidrift_store::{
-    ApplyWrite, CheckHistoryRow, EndpointChanges, FailingEndpoint, LifecycleStore, NextRun, Page,
-    PageRequest, ResponsePoint, StoreError, StoredDelivery, StoredEndpoint, UptimeCounts,
-    WorkspaceOverview, to_u16, to_u32,
+    ApplyWrite, CheckHistoryRow, EndpointChanges, EndpointFilter, FailingEndpoint, LifecycleStore,
+    ListedEndpoint, NextRun, Page, PageRequest, ResponsePoint, StoreError, StoredDelivery,
+    StoredEndpoint, UptimeCounts, WorkspaceOverview, to_u16, to_u32,
 };
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -457,7 +457,7 @@ impl LifecycleStore for SqliteStore {
         endpoint_id: Uuid,
         page: PageRequest,
     ) -> std::result::Result<Page<CheckHistoryRow>, StoreError> {
-        self.read(move |c| list_checks(c, workspace_id, endpoint_id, page))
+        self.quick_read(move |c| list_checks(c, workspace_id, endpoint_id, page))
             .await
     }
 
@@ -468,8 +468,24 @@ impl LifecycleStore for SqliteStore {
         now: OffsetDateTime,
     ) -> std::result::Result<Vec<(Uuid, UptimeCounts)>, StoreError> {
         let ids = endpoint_ids.to_vec();
-        self.read(move |c| crate::history::uptime_counts(c, workspace_id, &ids, now))
+        self.quick_read(move |c| crate::history::uptime_counts(c, workspace_id, &ids, now))
             .await
+    }
+
+    async fn endpoint_page(
+        &self,
+        workspace_id: Uuid,
+        filter: &EndpointFilter,
+        page: PageRequest,
+        now: OffsetDateTime,
+        points: u32,
+    ) -> std::result::Result<Page<ListedEndpoint>, StoreError> {
+        filter.check_text()?;
+        let filter = filter.clone();
+        self.quick_read(move |c| {
+            crate::endpoints::endpoint_page(c, workspace_id, &filter, page, now, points)
+        })
+        .await
     }
 
     async fn recent_response_times(
@@ -479,8 +495,10 @@ impl LifecycleStore for SqliteStore {
         limit: u32,
     ) -> std::result::Result<Vec<(Uuid, Vec<ResponsePoint>)>, StoreError> {
         let ids = endpoint_ids.to_vec();
-        self.read(move |c| crate::history::recent_response_times(c, workspace_id, &ids, limit))
-            .await
+        self.quick_read(move |c| {
+            crate::history::recent_response_times(c, workspace_id, &ids, limit)
+        })
+        .await
     }
 
     async fn workspace_overview(

@@ -26,7 +26,10 @@ pub fn from_ts(column: &str, micros: i64) -> Result<OffsetDateTime, StoreError> 
         .map_err(|e| StoreError::corrupt(column, e))
 }
 
-fn from_ts_opt(column: &str, micros: Option<i64>) -> Result<Option<OffsetDateTime>, StoreError> {
+pub(crate) fn from_ts_opt(
+    column: &str,
+    micros: Option<i64>,
+) -> Result<Option<OffsetDateTime>, StoreError> {
     micros.map(|m| from_ts(column, m)).transpose()
 }
 

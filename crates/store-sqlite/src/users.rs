@@ -213,7 +213,7 @@ impl UserStore for SqliteStore {
         let id_hash = id_hash.to_owned();
         type Row = (String, String, String, i64, i64, i64, Option<i64>);
         let found = self
-            .read(move |c| {
+            .quick_read(move |c| {
                 let Some(s) = sessions::table
                     .filter(sessions::id_hash.eq(&id_hash))
                     .select((

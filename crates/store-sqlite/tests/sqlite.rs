@@ -112,6 +112,51 @@ async fn memory_url_uses_one_database() -> TestResult {
     Ok(())
 }
 
+/// Short reads run on the calling thread's own connection (issue 29): on a current-thread runtime
+/// every read below uses one connection, opened before the writes, and each still sees every
+/// commit that finished before it started — this store's (writer thread) and another store's on
+/// the same file (another process) — and a memory database still answers them.
+#[tokio::test(flavor = "current_thread")]
+async fn calling_thread_reads_see_every_finished_commit() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("fresh.db").display());
+    let store = SqliteStore::connect(&url).await?;
+    let other = SqliteStore::connect(&url).await?;
+    let ws = testkit::workspace(&store, "fresh", None, None).await?;
+    // The thread's read connection exists (and has read) before the writes below.
+    assert_eq!(store.count_endpoints(ws.id).await?, 0);
+    for i in 0..5i64 {
+        let row = testkit::plain_endpoint(&format!("mine-{i}"), testkit::at(i));
+        let created = store.create_endpoints(ws.id, vec![row]).await?.created;
+        let id = created.first().ok_or("nothing created")?.id;
+        assert!(store.get_endpoint(ws.id, id).await?.is_some());
+        assert_eq!(store.count_endpoints(ws.id).await?, 2 * i as u64 + 1);
+        let row = testkit::plain_endpoint(&format!("theirs-{i}"), testkit::at(100 + i));
+        let created = other.create_endpoints(ws.id, vec![row]).await?.created;
+        let id = created.first().ok_or("nothing created")?.id;
+        assert!(store.get_endpoint(ws.id, id).await?.is_some());
+        let page = store
+            .list_endpoints(
+                ws.id,
+                &apidrift_store::EndpointFilter::default(),
+                apidrift_store::PageRequest {
+                    limit: 100,
+                    offset: 0,
+                },
+            )
+            .await?;
+        assert_eq!(page.total, 2 * i as u64 + 2);
+        assert_eq!(page.items.first().map(|e| e.id), Some(id));
+    }
+    let memory = SqliteStore::connect("sqlite::memory:").await?;
+    let ws = testkit::workspace(&memory, "mem", None, None).await?;
+    let row = testkit::plain_endpoint("m", testkit::at(0));
+    let created = memory.create_endpoints(ws.id, vec![row]).await?.created;
+    let id = created.first().ok_or("nothing created")?.id;
+    assert!(memory.get_endpoint(ws.id, id).await?.is_some());
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_urls_fail_clearly() -> TestResult {
     let err = SqliteStore::connect("postgres://localhost/db").await.err();

@@ -3,7 +3,9 @@
 //! history, a webhook's deliveries, the in-flight marker of a run (so no endpoint stays
 //! `checking` after a crash) and the retention of check rows.
 
-use crate::{NewEndpointRow, Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint};
+use crate::{
+    EndpointFilter, NewEndpointRow, Page, PageRequest, SealedSecrets, StoreError, StoredEndpoint,
+};
 use apidrift_model::{EndpointSettings, Health};
 use async_trait::async_trait;
 use time::OffsetDateTime;
@@ -151,6 +153,36 @@ pub struct ResponsePoint {
     pub response_time: Option<u32>,
 }
 
+/// One row of an endpoint list page ([`LifecycleStore::endpoint_page`]): what the API's and the
+/// console's lists show, read together in one store call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedEndpoint {
+    /// The endpoint as a list shows it. Its sealed values and its contract body are **not
+    /// read**: `secrets` carries only `auth_type` (the `sealed_*` fields are `None`) and
+    /// `response_contract` is `None` (see [`ListedEndpoint::has_response_contract`]).
+    /// `next_run_at` is filled as [`crate::Store::list_endpoints`] fills it; `uptime` is left
+    /// `None` for the use case to compute from [`ListedEndpoint::uptime_counts`].
+    pub endpoint: StoredEndpoint,
+    /// Whether the endpoint has a response contract (its body is not read).
+    pub has_response_contract: bool,
+    /// Its checks in the windows of its uptime, as [`LifecycleStore::uptime_counts`] counts them
+    /// (all zero without checks).
+    pub uptime_counts: UptimeCounts,
+    /// Its last `points` response times, oldest first, as
+    /// [`LifecycleStore::recent_response_times`] reads them (empty without checks or when
+    /// `points` is 0).
+    pub recent: Vec<ResponsePoint>,
+}
+
+impl ListedEndpoint {
+    /// The wire form: [`StoredEndpoint::to_model`] with `hasResponseContract` from the row.
+    pub fn to_model(&self) -> apidrift_model::Endpoint {
+        let mut m = self.endpoint.to_model();
+        m.has_response_contract = self.has_response_contract;
+        m
+    }
+}
+
 /// One delivery of a webhook, with its event and its last attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredDelivery {
@@ -264,6 +296,20 @@ pub trait LifecycleStore: Send + Sync {
         endpoint_ids: &[Uuid],
         now: OffsetDateTime,
     ) -> Result<Vec<(Uuid, UptimeCounts)>, StoreError>;
+
+    /// One page of the workspace's endpoints as the lists show them ([`ListedEndpoint`]): the
+    /// endpoints of [`crate::Store::list_endpoints`] (same filter, order, page and total) with
+    /// their next runs, their uptime counts at `now` and their last `points` response times (at
+    /// most 100; 0 for none), without sealed values nor contract bodies. PostgreSQL answers it
+    /// with ONE statement (docs/storage.md); SQLite with one read transaction.
+    async fn endpoint_page(
+        &self,
+        workspace_id: Uuid,
+        filter: &EndpointFilter,
+        page: PageRequest,
+        now: OffsetDateTime,
+        points: u32,
+    ) -> Result<Page<ListedEndpoint>, StoreError>;
 
     /// The last `limit` checks of each of `endpoint_ids` of the workspace, oldest first, in ONE
     /// statement for the whole list; an endpoint without checks is left out.

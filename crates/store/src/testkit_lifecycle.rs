@@ -794,6 +794,201 @@ pub async fn lifecycle_recent_response_times(store: Arc<dyn Store>) -> TestResul
     Ok(())
 }
 
+/// Issue 29: a list page as the lists show it, in one store call. Its endpoints, order, total
+/// and next runs are those of `list_endpoints` (every filter; a short page, a full one, an empty
+/// one past the end that still knows the total), without the sealed values and the contract body
+/// (only whether there is one), with the uptime counts and the last `points` response times of
+/// `uptime_counts` and `recent_response_times`; another workspace's rows never show.
+pub async fn lifecycle_endpoint_page(store: Arc<dyn Store>) -> TestResult {
+    let a = workspace(&*store, "a", None, None).await?;
+    let b = workspace(&*store, "b", None, None).await?;
+    let mut rows: Vec<NewEndpointRow> = (0..7_i64)
+        .map(|n| {
+            let mut r = endpoint_row(&format!("e{n}"), at(n * 10));
+            if n % 2 == 1 {
+                r.settings.environment = "staging".into();
+            }
+            r
+        })
+        .collect();
+    rows[3].response_contract = Some(ResponseContract {
+        operation: "GET /e3".into(),
+        status: 200,
+        schema: serde_json::json!({"type": "object", "required": ["id"]}),
+    });
+    let created = store.create_endpoints(a.id, rows).await?.created;
+    let theirs = one_endpoint(&*store, b.id, "theirs").await?;
+    let ids: Vec<Uuid> = created.iter().map(|e| e.id).collect();
+    let now = at(0) + Duration::days(2);
+    for (i, id) in ids.iter().enumerate().take(4) {
+        for n in 0..(i as i64 + 1) {
+            let status = (n % 2 == 0).then_some(200);
+            store
+                .record_check(
+                    a.id,
+                    timed_check(
+                        *id,
+                        now - Duration::hours(n * 30),
+                        status,
+                        Some(10 + n as u32),
+                    ),
+                    None,
+                )
+                .await?;
+        }
+    }
+    store
+        .record_check(b.id, timed_check(theirs.id, now, Some(200), Some(1)), None)
+        .await?;
+    store
+        .set_health(a.id, ids[0], Health::Healthy, at(1))
+        .await?;
+    store
+        .set_health(a.id, ids[2], Health::Healthy, at(1))
+        .await?;
+    store
+        .insert_schedules(vec![NewSchedule {
+            workspace_id: a.id,
+            endpoint_id: ids[1],
+            cadence: Cadence::Every(Frequency::Daily),
+            next_run_at: at(9_000),
+        }])
+        .await?;
+    let filters = [
+        EndpointFilter::default(),
+        EndpointFilter {
+            health: Some(Health::Healthy),
+            environment: None,
+        },
+        EndpointFilter {
+            health: None,
+            environment: Some("staging".into()),
+        },
+        EndpointFilter {
+            health: Some(Health::Unknown),
+            environment: Some("staging".into()),
+        },
+    ];
+    let pages = [(3, 0), (3, 3), (3, 6), (10, 0), (2, 20), (3, 1)];
+    for filter in &filters {
+        for (limit, offset) in pages {
+            let page = PageRequest { limit, offset };
+            for points in [0, 2] {
+                let got = store.endpoint_page(a.id, filter, page, now, points).await?;
+                let want = store.list_endpoints(a.id, filter, page).await?;
+                let context = format!("{filter:?} {page:?} points {points}");
+                assert_eq!(got.total, want.total, "{context}");
+                let got_ids: Vec<Uuid> = got.items.iter().map(|l| l.endpoint.id).collect();
+                let want_ids: Vec<Uuid> = want.items.iter().map(|e| e.id).collect();
+                assert_eq!(got_ids, want_ids, "{context}");
+                let page_ids = want_ids.clone();
+                let counts = store.uptime_counts(a.id, &page_ids, now).await?;
+                let recent = store.recent_response_times(a.id, &page_ids, points).await?;
+                for (listed, full) in got.items.iter().zip(&want.items) {
+                    let mut expected = full.clone();
+                    expected.secrets.sealed_auth = None;
+                    expected.secrets.sealed_headers = None;
+                    expected.secrets.sealed_request_body = None;
+                    expected.response_contract = None;
+                    assert_eq!(listed.endpoint, expected, "{context}");
+                    assert_eq!(
+                        listed.has_response_contract,
+                        full.response_contract.is_some(),
+                        "{context}"
+                    );
+                    let count = counts
+                        .iter()
+                        .find(|(id, _)| *id == full.id)
+                        .map(|(_, c)| *c)
+                        .unwrap_or_default();
+                    assert_eq!(listed.uptime_counts, count, "{context}");
+                    let points = recent
+                        .iter()
+                        .find(|(id, _)| *id == full.id)
+                        .map(|(_, p)| p.clone())
+                        .unwrap_or_default();
+                    assert_eq!(listed.recent, points, "{context}");
+                }
+            }
+        }
+    }
+    // The figures themselves, on the newest-first page: e3 has 4 checks (2 up) in the month, 1
+    // in the day; the schedule row of e1 shows; e3 has a contract.
+    let page = store
+        .endpoint_page(
+            a.id,
+            &EndpointFilter::default(),
+            PageRequest {
+                limit: 7,
+                offset: 0,
+            },
+            now,
+            100,
+        )
+        .await?;
+    assert_eq!(page.total, 7);
+    let e3 = &page.items[3];
+    assert_eq!(e3.endpoint.id, ids[3]);
+    assert!(e3.has_response_contract);
+    assert_eq!(e3.uptime_counts.month, WindowCounts { checks: 4, up: 2 });
+    assert_eq!(e3.uptime_counts.day, WindowCounts { checks: 1, up: 1 });
+    assert_eq!(e3.recent.len(), 4);
+    assert!(
+        e3.recent
+            .windows(2)
+            .all(|w| w[0].started_at <= w[1].started_at)
+    );
+    assert_eq!(page.items[5].endpoint.next_run_at, Some(at(9_000)));
+    assert!(page.items[0].recent.is_empty() && page.items[2].recent.is_empty());
+    assert_eq!(page.items[0].uptime_counts, UptimeCounts::default());
+    assert_eq!(page.items[6].recent.len(), 1);
+    // Another workspace: its own row only.
+    let theirs_page = store
+        .endpoint_page(
+            b.id,
+            &EndpointFilter::default(),
+            PageRequest {
+                limit: 10,
+                offset: 0,
+            },
+            now,
+            5,
+        )
+        .await?;
+    assert_eq!(theirs_page.total, 1);
+    assert_eq!(theirs_page.items[0].endpoint.id, theirs.id);
+    assert_eq!(theirs_page.items[0].recent.len(), 1);
+    // An empty workspace, and an empty page past the end that still knows the total.
+    let c = workspace(&*store, "c", None, None).await?;
+    let empty = store
+        .endpoint_page(
+            c.id,
+            &EndpointFilter::default(),
+            PageRequest {
+                limit: 10,
+                offset: 0,
+            },
+            now,
+            5,
+        )
+        .await?;
+    assert_eq!((empty.items.len(), empty.total), (0, 0));
+    let past = store
+        .endpoint_page(
+            a.id,
+            &filters[2],
+            PageRequest {
+                limit: 2,
+                offset: 50,
+            },
+            now,
+            5,
+        )
+        .await?;
+    assert_eq!((past.items.len(), past.total), (0, 3));
+    Ok(())
+}
+
 /// D26 through the check's transaction: the latency episode is kept in the alert state between
 /// checks (the streak, who was told), `latency.slow` is queued once at the `slowAfter`-th slow
 /// check and `latency.resolved` at the first fast one, beside the drift bookkeeping.
@@ -970,6 +1165,7 @@ macro_rules! lifecycle_conformance_cases {
             lifecycle_prune_checks,
             lifecycle_uptime_counts,
             lifecycle_recent_response_times,
+            lifecycle_endpoint_page,
             lifecycle_slow_episode,
             lifecycle_workspace_overview,
         );

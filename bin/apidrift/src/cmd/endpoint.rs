@@ -190,6 +190,7 @@ pub fn run(global: &GlobalArgs, command: EndpointCommand) -> Result<ExitCode, Cl
                     &Actor::operator(the_workspace(&service, args.workspace).await?),
                     &EndpointFilter::default(),
                     page,
+                    0,
                 )
                 .await?;
             print_json(&EndpointList {

@@ -65,6 +65,7 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
                 limit: PAGE_SIZE,
                 offset,
             },
+            views::uptime::SPARK_POINTS,
         )
         .await
         .map_err(ApiError::from)?;
@@ -72,15 +73,14 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
     let urls: Vec<String> = found
         .items
         .iter()
-        .map(|e| apidrift_app::redact::query_values(&e.settings.url))
+        .map(|l| apidrift_app::redact::query_values(&l.endpoint.settings.url))
         .collect();
-    let series = response_series(&state, &s.actor(), &found.items).await?;
     let rows = found
         .items
         .iter()
         .zip(&urls)
-        .zip(series)
-        .map(|((e, url), recent)| views::endpoints::EndpointRow {
+        .map(|(l, url)| (&l.endpoint, url, &l.recent))
+        .map(|(e, url, recent)| views::endpoints::EndpointRow {
             id: e.id,
             name: &e.settings.name,
             health: e.health,
@@ -92,7 +92,8 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
             breaking_count: e.breaking_count,
             warning_count: e.warning_count,
             uptime: e.uptime,
-            recent,
+            // The page's sparkline points, read with it (one store call).
+            recent: recent.iter().map(|p| p.response_time).collect(),
             schedule: e.settings.schedule,
             next_run_at: e.next_run_at,
             paused: e.paused,
@@ -115,29 +116,4 @@ async fn endpoints(state: web::Data<AppState>, req: HttpRequest) -> Page {
         StatusCode::OK,
         views::endpoints::render(&chrome(&s, "endpoints"), &view),
     ))
-}
-
-/// The last response times of each endpoint of the page, in the page's order (one read for the
-/// whole page), for the sparklines.
-async fn response_series(
-    state: &AppState,
-    actor: &apidrift_app::Actor,
-    endpoints: &[apidrift_app::read::StoredEndpoint],
-) -> Result<Vec<Vec<Option<u32>>>, ApiError> {
-    let ids: Vec<uuid::Uuid> = endpoints.iter().map(|e| e.id).collect();
-    let found = state
-        .service
-        .response_series(actor, &ids, views::uptime::SPARK_POINTS)
-        .await
-        .map_err(ApiError::from)?;
-    Ok(endpoints
-        .iter()
-        .map(|e| {
-            found
-                .iter()
-                .find(|(id, _)| *id == e.id)
-                .map(|(_, points)| points.iter().map(|p| p.response_time).collect())
-                .unwrap_or_default()
-        })
-        .collect())
 }

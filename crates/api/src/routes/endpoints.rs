@@ -40,7 +40,7 @@ pub async fn list_endpoints(
     let filter = params.endpoint_filter()?;
     let found = state
         .service
-        .list_endpoints(&auth.actor, &filter, page)
+        .list_endpoints(&auth.actor, &filter, page, 0)
         .await
         .map_err(ApiError::from)?;
     Ok(HttpResponse::Ok().json(EndpointList {
