@@ -34,7 +34,9 @@
 //! # Ok::<(), apidrift_diff::contract::ContractError>(())
 //! ```
 
-pub use crate::contract_data::{Contract, ContractError, parse_operation};
+pub use crate::contract_data::{
+    Contract, ContractError, ContractRef, SchemaSet, parse_operation, sha256_hex,
+};
 use crate::openapi::select_media_type;
 pub use crate::openapi::{OpenApiDocument, Operation, SuccessResponse, translate_schema};
 

@@ -34,6 +34,7 @@
 mod alerts;
 mod cached;
 mod checks;
+mod contracts;
 mod diffs;
 mod endpoints;
 mod history;
