@@ -57,6 +57,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             set.hash
         );
     }
+    if mode == "check" {
+        // Each contract's own set holds what its inline form holds.
+        for label in labels.iter().take(40) {
+            let (Ok(c), Ok(r)) = (
+                doc.contract(label, None, None),
+                doc.contract_ref(label, None, None),
+            ) else {
+                continue;
+            };
+            let own = doc.schema_set(&[&r])?;
+            println!(
+                "{label}: inline {} bytes, own set {} bytes",
+                serde_json::to_string(&c.schema)?.len(),
+                own.document.len()
+            );
+        }
+    }
     println!("document: {} bytes", bytes.len());
     Ok(())
 }
