@@ -299,26 +299,23 @@ mod tests {
         }
     }
 
-    fn validator() -> Arc<ContractValidator> {
+    type R = Result<(), Box<dyn std::error::Error>>;
+
+    fn validator() -> Result<Arc<ContractValidator>, apidrift_diff::contract::ContractError> {
         let doc = OpenApiDocument::parse(
             br#"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
               "paths": {"/x": {"get": {"responses": {"200": {"description": "ok",
                 "content": {"application/json": {"schema": {"type": "object"}}}}}}}}}"#,
-        )
-        .expect("a valid document");
-        Arc::new(
-            doc.contract("GET /x", None, None)
-                .and_then(|c| c.validator())
-                .expect("compiles"),
-        )
+        )?;
+        Ok(Arc::new(doc.contract("GET /x", None, None)?.validator()?))
     }
 
     /// The cache never holds more than its bounds: the least recently used entry goes first,
     /// and an evicted key is a miss (compiled again by the caller).
     #[test]
-    fn cache_keeps_its_bounds() {
+    fn cache_keeps_its_bounds() -> R {
         let cache = ValidatorCache::new(3, 100);
-        let v = validator();
+        let v = validator()?;
         for n in 0..3 {
             cache.insert(key(n), Arc::clone(&v), 10);
         }
@@ -339,5 +336,6 @@ mod tests {
         // Inserting a key again replaces it without counting it twice.
         cache.insert(key(4), v, 60);
         assert!(cache.usage().1 <= 100);
+        Ok(())
     }
 }
