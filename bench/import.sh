@@ -8,7 +8,8 @@
 #   import time / serde_json's parse of the same document into `Value` (the yardstick:
 #     crates/diff/examples/yardstick.rs parses it twice in one process; half its time is one parse);
 #   RSS growth after the import / document size (D22: <= 4), and the peak (VmHWM) growth;
-#   RSS after the second import, and the worst /healthz latency polled during the import.
+#   RSS after the second import, and the worst /healthz latency polled during the import;
+#   the database's growth (file + WAL) by the first import / document size (issue 29: <= 3).
 #
 #   bench/import.sh          RUNS (default 3), DOC (the document), APIDRIFT_BIN (a prebuilt
 #                            release binary)
@@ -61,6 +62,9 @@ rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$1/status"; }
 # SQLite's mmap_size, reclaimable by the kernel) of the RSS.
 split() { awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} END {printf "anon %.1f MiB, file %.1f MiB", a/1024, f/1024}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$1/status"; }
+# The database's bytes on disk: the file and its write-ahead log (an upper bound of what an
+# import wrote: the WAL may hold a page more than once until a checkpoint).
+dbsize() { local n=0; for f in "$1" "$1-wal"; do [[ -f "$f" ]] && n=$((n + $(stat -c %s "$f"))); done; echo "$n"; }
 
 # Yardstick: serde_json parsing the document (twice in one process: half is one parse).
 TIMEFORMAT='%R'
@@ -97,6 +101,7 @@ for run in $(seq 1 "$RUNS"); do
     CSRF="$(curl -s -b "$JAR" "$BASE/console/import" | sed -n 's/.*name="_csrf" value="\([^"]*\)".*/\1/p' | head -n 1)"
     sleep 1
     before="$(rss "$SERVER_PID")"
+    db_before="$(dbsize "$DB")"
     split_before="$(split "$SERVER_PID")"
     # Poll /healthz during the import; keep the worst latency.
     ( worst=0; while [[ ! -f "$WORK/done-$run" ]]; do
@@ -112,6 +117,7 @@ for run in $(seq 1 "$RUNS"); do
     read -r code1 t1 <<<"$(import_once)"
     created="$(python3 -c "import json; print(json.load(open('$WORK/answer.json'))['import']['created'])")"
     sleep 1
+    db_after="$(dbsize "$DB")"
     after1="$(rss "$SERVER_PID")"
     # The allocator returns freed pages after a decay time (jemalloc: about 10 s).
     sleep "${SETTLE:-15}"
@@ -143,5 +149,6 @@ print(f"  worst /healthz during the imports: {float(worst) * 1000:.0f} ms")
 PY
     python3 -c "import sys; b, a, s = map(int, sys.argv[1:4]); print(f'  RSS {a/2**20:.1f} MiB 1 s after the import, {s/2**20:.1f} MiB ${SETTLE:-15} s after: growth {(s-b)/$SIZE:.2f}x the document')" "$before" "$after1" "$settled"
     echo "  RSS split before: $split_before; ${SETTLE:-15} s after the import: $split_after1"
+    python3 -c "import sys; b, a, s = map(int, sys.argv[1:4]); print(f'  database {b/2**20:.1f} MiB -> {a/2**20:.1f} MiB (file + WAL): growth {(a-b)/s:.2f}x the document (target <= 3)')" "$db_before" "$db_after" "$SIZE"
     echo "  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 done

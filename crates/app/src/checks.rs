@@ -12,7 +12,8 @@ use super::error::ServiceError;
 pub use apidrift_diff::{ChangeGroup, group_changes};
 use apidrift_model::{DiffChange, DiffSummary};
 use apidrift_monitor::MAX_SAMPLES;
-use apidrift_monitor::{CheckOutcome, Monitor, contract_from_openapi};
+use apidrift_monitor::contracts::contract_ref_from_openapi;
+use apidrift_monitor::{CheckOutcome, Monitor};
 use apidrift_store::{ResponseContract, StoreError};
 use serde::Serialize;
 use uuid::Uuid;
@@ -168,13 +169,16 @@ impl Service {
         operation: &str,
         status: Option<u16>,
     ) -> Result<ResponseContract, ServiceError> {
-        let contract = contract_from_openapi(document, operation, status)
+        // A reference into the schemas the response reaches, stored once per content.
+        let (contract, set) = contract_ref_from_openapi(document, operation, status)
             .map_err(|e| ServiceError::Invalid(e.to_string()))?;
         self.store
-            .get_endpoint(ws, id)
-            .await?
-            .ok_or_else(|| ServiceError::not_found("endpoint", id))?;
-        self.set_contract(ws, id, Some(contract.clone())).await?;
+            .set_contract_in_set(ws, id, contract.clone(), set, self.now())
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ServiceError::not_found("endpoint", id),
+                other => other.into(),
+            })?;
         Ok(contract)
     }
 

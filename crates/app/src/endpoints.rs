@@ -14,7 +14,7 @@ use apidrift_diff::{IdentityRule, IgnorePattern, OverrideRule};
 use apidrift_model::validate::{self, NewEndpoint};
 use apidrift_model::{CreateEndpointsResponse, SkippedEntry, sealed};
 use apidrift_seal::{Binding, Field, KeyRing};
-use apidrift_store::{NewEndpointRow, SealedSecrets, Workspace, new_id};
+use apidrift_store::{NewContractSet, NewEndpointRow, SealedSecrets, Workspace, new_id};
 use serde_json::Value;
 use std::collections::HashSet;
 use time::OffsetDateTime;
@@ -144,6 +144,17 @@ impl Service {
         ws: Uuid,
         pending: Vec<Pending>,
     ) -> Result<CreateEndpointsResponse, ServiceError> {
+        self.create_rows_with_sets(ws, pending, Vec::new()).await
+    }
+
+    /// [`Service::create_rows`] for rows whose contracts refer into `sets`: each store call
+    /// carries the sets its rows refer to, written in its transaction.
+    pub(crate) async fn create_rows_with_sets(
+        &self,
+        ws: Uuid,
+        pending: Vec<Pending>,
+        sets: Vec<NewContractSet>,
+    ) -> Result<CreateEndpointsResponse, ServiceError> {
         let mut skipped = Vec::new();
         let mut rows = Vec::new();
         let mut names = Vec::new();
@@ -172,22 +183,35 @@ impl Service {
                 .collect();
             let sent = chunk.len();
             let chunk_names: Vec<(usize, String)> = names.by_ref().take(sent).collect();
-            let result = self
-                .store
-                .create_endpoints(ws, chunk)
-                .await
-                .map_err(|e| match e {
-                    apidrift_store::StoreError::NotFound => {
-                        ServiceError::not_found("workspace", ws)
-                    }
-                    // Only a key can be taken (row ids are fresh): by a concurrent request.
-                    apidrift_store::StoreError::Conflict(_) => ServiceError::Conflict(
-                        "key: already used by another endpoint of the workspace; nothing was \
+            let referred: Vec<NewContractSet> = sets
+                .iter()
+                .filter(|s| {
+                    chunk.iter().any(|r| {
+                        r.response_contract
+                            .as_ref()
+                            .and_then(|c| c.set.as_ref())
+                            .is_some_and(|h| *h == s.hash)
+                    })
+                })
+                .cloned()
+                .collect();
+            let written = if referred.is_empty() {
+                self.store.create_endpoints(ws, chunk).await
+            } else {
+                self.store
+                    .create_endpoints_with_sets(ws, chunk, referred)
+                    .await
+            };
+            let result = written.map_err(|e| match e {
+                apidrift_store::StoreError::NotFound => ServiceError::not_found("workspace", ws),
+                // Only a key can be taken (row ids are fresh): by a concurrent request.
+                apidrift_store::StoreError::Conflict(_) => ServiceError::Conflict(
+                    "key: already used by another endpoint of the workspace; nothing was \
                          created, send the request again"
-                            .into(),
-                    ),
-                    other => other.into(),
-                })?;
+                        .into(),
+                ),
+                other => other.into(),
+            })?;
             if created.is_empty() && result.created.is_empty() && result.limit_already_reached() {
                 return Err(limit_reached(result.endpoint_limit.unwrap_or_default()));
             }

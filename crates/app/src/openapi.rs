@@ -31,10 +31,10 @@ use super::actions::{Action, Actor};
 use super::base::Service;
 use super::endpoints::{Pending, plain_row};
 use super::error::ServiceError;
-use apidrift_diff::contract::{OpenApiDocument, Operation};
+use apidrift_diff::contract::{ContractRef, OpenApiDocument, Operation};
+use apidrift_model::CreateEndpointsResponse;
 use apidrift_model::net::AllowList;
-use apidrift_model::{CreateEndpointsResponse, SkippedEntry};
-use apidrift_store::ResponseContract;
+use apidrift_monitor::contracts::{new_set, stored_reference};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -643,34 +643,6 @@ fn selection(list: &[Candidate], wanted: Option<&[String]>) -> Result<Vec<usize>
     Ok(out)
 }
 
-/// The stored form of a contract built from the document.
-fn stored(c: apidrift_diff::contract::Contract) -> ResponseContract {
-    ResponseContract {
-        operation: c.operation(),
-        // A range key (`2XX`) or `default` is checked as 200, like a contract attached by hand.
-        status: c.status.parse::<u16>().unwrap_or(200),
-        schema: c.schema,
-    }
-}
-
-/// How many operations' contracts are built and written at a time.
-const CONTRACT_BATCH: usize = 2;
-
-/// The skip reason past the plan's endpoint limit (as for `POST /endpoints`).
-const PLAN_FULL: &str = "plan endpoint limit reached";
-
-/// An entry not written because the plan is full: its own reason, else the plan's.
-fn past_limit(p: Pending) -> SkippedEntry {
-    SkippedEntry {
-        name: p.name,
-        reason: match p.row {
-            Ok(_) => PLAN_FULL.to_owned(),
-            Err(reason) => reason,
-        },
-        index: p.index,
-    }
-}
-
 /// What the first, blocking step of a request found.
 struct Parsed {
     /// Kept for an import only.
@@ -826,86 +798,44 @@ impl Service {
                 contract,
             ));
         }
-        // Contracts are built and written two rows at a time: each one holds every schema its
-        // response reaches (on Stripe's document about 0.6 MB each), so building them all before
-        // writing would hold tens of MB at once, and their encoding by the store would stall the
-        // HTTP worker that awaits it.
-        let mut doc = Some(doc);
-        let mut answer = CreateEndpointsResponse {
-            endpoints: Vec::new(),
-            created: 0,
-            scheduled: 0,
-            skipped: Vec::new(),
-        };
-        let mut full = false;
-        let mut batches = pending.into_iter().peekable();
-        while batches.peek().is_some() {
-            let batch: Vec<(Pending, Option<String>)> =
-                batches.by_ref().take(CONTRACT_BATCH).collect();
-            if full {
-                // The plan is full: the rest is skipped without building or writing anything.
-                answer
-                    .skipped
-                    .extend(batch.into_iter().map(|(p, _)| past_limit(p)));
-                continue;
+        // Each contract is a reference (its operation, status and media types); the schemas
+        // they reach are one schema set, stored once for the whole import (and not again when
+        // the workspace already stores the same content). The document is dropped here, off
+        // the HTTP workers, before the rows are written.
+        let (pending, set) = off_workers(move || {
+            let mut pending = pending;
+            let mut refs = Vec::new();
+            for (i, (p, contract)) in pending.iter_mut().enumerate() {
+                if let (Some(label), Ok(_)) = (contract.as_deref(), &p.row) {
+                    match doc.contract_ref(label, None, None) {
+                        Ok(r) => refs.push((i, r)),
+                        Err(e) => p.row = Err(format!("contract: {e}")),
+                    }
+                }
             }
-            let last = batches.peek().is_none();
-            let Some(held) = doc.take() else {
-                break;
+            let set = if refs.is_empty() {
+                None
+            } else {
+                let all: Vec<&ContractRef> = refs.iter().map(|(_, r)| r).collect();
+                let set = doc
+                    .schema_set(&all)
+                    .map_err(|e| ServiceError::Invalid(format!("contract: {e}")))?;
+                for (i, r) in refs {
+                    if let Some((p, _)) = pending.get_mut(i)
+                        && let Ok(row) = &mut p.row
+                    {
+                        row.response_contract = Some(stored_reference(r.contract, &set));
+                    }
+                }
+                Some(new_set(set))
             };
-            let (batch, kept) = off_workers(move || {
-                let batch: Vec<Pending> = batch
-                    .into_iter()
-                    .map(|(mut p, contract)| {
-                        if let (Some(label), Ok(row)) = (contract, &mut p.row) {
-                            match held.contract(&label, None, None) {
-                                Ok(c) => row.response_contract = Some(stored(c)),
-                                Err(e) => p.row = Err(format!("contract: {e}")),
-                            }
-                        }
-                        p
-                    })
-                    .collect();
-                // After the last batch the document is dropped here, off the HTTP workers.
-                Ok((batch, (!last).then_some(held)))
-            })
-            .await?;
-            doc = kept;
-            let summary: Vec<(usize, String, Option<String>)> = batch
-                .iter()
-                .map(|p| (p.index, p.name.clone(), p.row.as_ref().err().cloned()))
-                .collect();
-            match self.create_rows(ws, batch).await {
-                Ok(part) => {
-                    full = part.skipped.iter().any(|s| s.reason == PLAN_FULL);
-                    answer.created += part.created;
-                    answer.scheduled += part.scheduled;
-                    answer.endpoints.extend(part.endpoints);
-                    answer.skipped.extend(part.skipped);
-                }
-                // The plan filled up between two batches (another request created endpoints).
-                Err(ServiceError::PlanLimit(_)) if answer.created > 0 => {
-                    full = true;
-                    answer
-                        .skipped
-                        .extend(summary.into_iter().map(|(index, name, err)| SkippedEntry {
-                            name,
-                            reason: err.unwrap_or_else(|| PLAN_FULL.to_owned()),
-                            index,
-                        }));
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        if let Some(held) = doc.take() {
-            off_workers(move || {
-                drop(held);
-                Ok(())
-            })
-            .await?;
-        }
-        answer.skipped.sort_by_key(|s| s.index);
-        Ok(answer)
+            drop(doc);
+            let pending: Vec<Pending> = pending.into_iter().map(|(p, _)| p).collect();
+            Ok((pending, set))
+        })
+        .await?;
+        self.create_rows_with_sets(ws, pending, set.into_iter().collect())
+            .await
     }
 
     /// The method and URL of every endpoint of the workspace.

@@ -154,9 +154,36 @@ async fn methods_subset_and_already_registered(backend: Backend) -> TestResult {
         .as_ref()
         .ok_or("no contract on listUsers")?;
     assert_eq!(contract.operation, "GET /users");
-    let schemas = &contract.schema["components"]["schemas"];
+    // The contract is a reference (issue 29): its schemas are in the workspace's schema set,
+    // stored once for the import, holding only what the imported responses reach.
+    let set = contract.set.clone().ok_or("the contract is a reference")?;
+    assert!(
+        contract.schema.get("components").is_none(),
+        "{}",
+        contract.schema
+    );
+    assert_eq!(contract.schema["$ref"], "#/components/schemas/User");
+    let me = listed
+        .items
+        .iter()
+        .find(|e| e.settings.name == "me")
+        .and_then(|e| e.response_contract.clone())
+        .ok_or("no contract on me")?;
+    assert_eq!(
+        me.set.as_deref(),
+        Some(set.as_str()),
+        "one set for the import"
+    );
+    let stored = w
+        .store
+        .contract_set(ws, &set)
+        .await?
+        .ok_or("the set is stored")?;
+    let document: Value = serde_json::from_str(&stored.document)?;
+    let schemas = &document["components"]["schemas"];
     assert!(schemas.get("User").is_some() && schemas.get("Address").is_some());
-    assert!(schemas.get("Unrelated").is_none(), "{}", contract.schema);
+    assert!(schemas.get("Unrelated").is_none(), "{document}");
+    assert_eq!(w.store.contract_set_usage(ws).await?.0, 1);
 
     // Again: nothing created, every one of them already registered.
     let body = w
@@ -186,6 +213,8 @@ async fn methods_subset_and_already_registered(backend: Backend) -> TestResult {
         "only the selected operations are reported: {skipped:?}"
     );
     assert!(skipped.contains(&("me".into(), "already registered".into())));
+    // createUser reaches the same schemas: the same set, not written again.
+    assert_eq!(w.store.contract_set_usage(ws).await?.0, 1);
     assert!(skipped.contains(&(
         "dropUsers".into(),
         "method: DELETE is not in \"methods\"; add it there to include it".into()

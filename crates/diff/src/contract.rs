@@ -34,7 +34,9 @@
 //! # Ok::<(), apidrift_diff::contract::ContractError>(())
 //! ```
 
-pub use crate::contract_data::{Contract, ContractError, parse_operation};
+pub use crate::contract_data::{
+    Contract, ContractError, ContractRef, SchemaSet, parse_operation, sha256_hex,
+};
 use crate::openapi::select_media_type;
 pub use crate::openapi::{OpenApiDocument, Operation, SuccessResponse, translate_schema};
 
@@ -561,6 +563,42 @@ components:
         tags: {type: array, items: {type: string}}
         friend: {$ref: '#/components/schemas/User'}
 "#;
+
+    /// A reference resolved against its schema set is the contract built with its schemas, and
+    /// validates alike; the set holds each schema once, whatever the number of contracts, and
+    /// its hash depends on the content only.
+    #[test]
+    fn references_resolve_to_the_contract_and_share_one_set() -> R {
+        let doc = OpenApiDocument::parse(YAML_30.as_bytes())?;
+        let users = doc.contract_ref("GET /users/{id}", None, None)?;
+        let missing = doc.contract_ref("GET /users/{id}", Some(404), None)?;
+        assert!(users.contract.schema.get("components").is_none());
+        let set = doc.schema_set(&[&users, &missing])?;
+        assert_eq!(set.hash.len(), 64);
+        let parsed: serde_json::Value = serde_json::from_str(&set.document)?;
+        assert!(parsed["components"]["schemas"]["User"].is_object());
+        for (r, status) in [(&users, None), (&missing, Some(404))] {
+            let inline = doc.contract("GET /users/{id}", status, None)?;
+            let resolved = r.contract.clone().resolve(parsed.clone())?;
+            let bad = json!({"id": "1", "email": null, "tags": [2], "title": 3});
+            let (a, b) = (
+                inline.validator()?.check(&bad, &Options::default()),
+                resolved.validator()?.check(&bad, &Options::default()),
+            );
+            assert_eq!(a.changes, b.changes);
+            assert_eq!(resolved.media_types(), inline.media_types());
+        }
+        // The same content gives the same text and hash, whatever the order it was built in.
+        let again = OpenApiDocument::parse(YAML_30.as_bytes())?;
+        let m = again.contract_ref("GET /users/{id}", Some(404), None)?;
+        let u = again.contract_ref("GET /users/{id}", None, None)?;
+        assert_eq!(again.schema_set(&[&m, &u])?, set);
+        // One contract alone: a smaller set, another hash.
+        assert_ne!(doc.schema_set(&[&users])?.hash, set.hash);
+        // A set that is not an object is a clear error.
+        assert!(users.contract.clone().resolve(json!([1])).is_err());
+        Ok(())
+    }
 
     #[test]
     fn builds_from_yaml_30_and_reports_violations_at_instance_paths() -> R {

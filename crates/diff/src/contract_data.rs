@@ -117,6 +117,118 @@ pub struct Contract {
     pub schema: Value,
 }
 
+/// A response contract as a reference into a [`SchemaSet`]: [`ContractRef::contract`]'s schema
+/// is only its root (a `$ref` to the default media type's schema and `x-apidrift` naming the
+/// media types and where their schemas are); [`Contract::resolve`] puts it on the set's schemas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContractRef {
+    /// The operation, the response key and the root of the schema.
+    pub contract: Contract,
+    /// The places in the document of the schemas the response reaches (the outermost ones).
+    pub(crate) roots: Vec<Vec<String>>,
+}
+
+/// The schemas some contracts of one document reach, each once, translated to JSON Schema
+/// 2020-12, each at its place in the document, written as canonical JSON (object members
+/// sorted by key, no white space) and identified by the SHA-256 of that text.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SchemaSet {
+    /// Lower-case hex SHA-256 of [`SchemaSet::document`].
+    pub hash: String,
+    /// The canonical JSON text.
+    pub document: String,
+}
+
+impl std::fmt::Debug for SchemaSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchemaSet")
+            .field("hash", &self.hash)
+            .field("bytes", &self.document.len())
+            .finish()
+    }
+}
+
+impl SchemaSet {
+    /// The set holding `document` (an object of schemas at their places).
+    pub fn of(document: &Value) -> SchemaSet {
+        let mut text = String::new();
+        canonical(document, &mut text);
+        SchemaSet {
+            hash: sha256_hex(text.as_bytes()),
+            document: text,
+        }
+    }
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.as_ref() {
+        out.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
+        out.push(char::from(b"0123456789abcdef"[usize::from(b & 15)]));
+    }
+    out
+}
+
+/// Writes `value` as canonical JSON: members sorted by key, no white space, strings and numbers
+/// as serde_json writes them.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(m) => {
+            let mut members: Vec<(&String, &Value)> = m.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(v, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+impl Contract {
+    /// The contract whose schema is `set` (a [`SchemaSet`]'s document, parsed) with this
+    /// contract's root on it: `$ref` and `x-apidrift` of a root-only contract
+    /// ([`ContractRef::contract`]). The result validates as the contract built with
+    /// [`crate::contract::OpenApiDocument::contract`] does.
+    pub fn resolve(self, set: Value) -> Result<Contract, ContractError> {
+        let Value::Object(mut schemas) = set else {
+            return Err(ContractError::Schema(
+                "the stored schema set is not a JSON object".into(),
+            ));
+        };
+        let Value::Object(root) = self.schema else {
+            return Err(ContractError::Schema(
+                "the contract's root is not a JSON object".into(),
+            ));
+        };
+        schemas.extend(root);
+        Ok(Contract {
+            method: self.method,
+            path: self.path,
+            status: self.status,
+            schema: Value::Object(schemas),
+        })
+    }
+}
+
 /// Splits `GET /users/{id}` into (`GET`, `/users/{id}`).
 pub fn parse_operation(operation: &str) -> Result<(String, String), ContractError> {
     let mut parts = operation.split_whitespace();

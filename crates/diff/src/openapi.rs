@@ -15,7 +15,7 @@
 //!  "components": {"schemas": {"User": {…}, "Address": {…}}}}
 //! ```
 
-use crate::contract_data::{Contract, ContractError};
+use crate::contract_data::{Contract, ContractError, ContractRef, SchemaSet};
 use crate::engine::{is_json_media_type, media_type};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -198,6 +198,26 @@ impl OpenApiDocument {
         self.view().contract(operation, status, media_type)
     }
 
+    /// The contract of `operation` as a reference into a [`SchemaSet`] (see
+    /// [`OpenApiDocument::contract`] for the arguments): its root names the media types and
+    /// where their schemas are, without copying any schema. It is proven to compile as
+    /// [`OpenApiDocument::contract`] proves it. Store [`OpenApiDocument::schema_set`] of the
+    /// references once, and rebuild each contract with [`Contract::resolve`].
+    pub fn contract_ref(
+        &self,
+        operation: &str,
+        status: Option<u16>,
+        media_type: Option<&str>,
+    ) -> Result<ContractRef, ContractError> {
+        self.view().contract_ref(operation, status, media_type)
+    }
+
+    /// The schemas that the contracts `refs` (built from this document) reach, each once,
+    /// translated, at its place in the document, as canonical JSON with its SHA-256.
+    pub fn schema_set(&self, refs: &[&ContractRef]) -> Result<SchemaSet, ContractError> {
+        self.view().schema_set(refs)
+    }
+
     fn view(&self) -> View<'_> {
         View {
             root: &self.root,
@@ -314,12 +334,14 @@ impl<'a> View<'a> {
         out
     }
 
-    pub(crate) fn contract(
+    /// The contract of `operation` as a reference: its root (`$ref` and `x-apidrift`) and the
+    /// places of the schemas it reaches, proven to compile.
+    pub(crate) fn contract_ref(
         &self,
         operation: &str,
         status: Option<u16>,
         media_type: Option<&str>,
-    ) -> Result<Contract, ContractError> {
+    ) -> Result<ContractRef, ContractError> {
         let (method, path) = crate::contract_data::parse_operation(operation)?;
         let label = format!("{method} {path}");
         let paths = self.root.get("paths").and_then(Value::as_object);
@@ -452,15 +474,35 @@ impl<'a> View<'a> {
             }
             None => default_media_type(&names).unwrap_or(0),
         };
-        let (schema, roots) = self.prune(&media, default)?;
+        let roots = self.reach(&media)?;
         let contract = Contract {
             method,
             path: path_key.clone(),
             status: status_key,
-            schema,
+            schema: self.root_of(&media, default),
         };
         self.prove(&contract, &roots)?;
-        Ok(contract)
+        Ok(ContractRef { contract, roots })
+    }
+
+    /// The contract with its schemas: the reference resolved against the schemas it reaches.
+    pub(crate) fn contract(
+        &self,
+        operation: &str,
+        status: Option<u16>,
+        media_type: Option<&str>,
+    ) -> Result<Contract, ContractError> {
+        let r = self.contract_ref(operation, status, media_type)?;
+        let set = self.placed(&r.roots)?;
+        r.contract.resolve(set)
+    }
+
+    /// The schema set of several contracts of this document: every schema one of them reaches,
+    /// once, translated, at its place.
+    pub(crate) fn schema_set(&self, refs: &[&ContractRef]) -> Result<SchemaSet, ContractError> {
+        let all: Vec<Pointer> = refs.iter().flat_map(|r| r.roots.iter().cloned()).collect();
+        let document = self.placed(&outermost(all))?;
+        Ok(SchemaSet::of(&document))
     }
 
     /// What to suggest when an operation is not found: the methods the path has, or a few
@@ -537,14 +579,9 @@ impl<'a> View<'a> {
         )))
     }
 
-    /// The stored schema of a contract: the media types' schemas and everything they reach,
-    /// each at its place, translated; the root refers to the default media type.
-    fn prune(
-        &self,
-        media: &[(String, Pointer)],
-        default: usize,
-    ) -> Result<(Value, Vec<Pointer>), ContractError> {
-        // 1. Every pointer the response schemas reach through `$ref`s.
+    /// The outermost places of the schemas the media types' schemas reach through `$ref`s
+    /// (themselves included), sorted.
+    fn reach(&self, media: &[(String, Pointer)]) -> Result<Vec<Pointer>, ContractError> {
         let mut seen: HashSet<Pointer> = HashSet::new();
         let mut queue: Vec<Pointer> = Vec::new();
         for (_, at) in media {
@@ -559,21 +596,21 @@ impl<'a> View<'a> {
                 }
             }
         }
-        // 2. Only the outermost of nested pointers is copied.
-        let mut targets: Vec<Pointer> = seen.into_iter().collect();
-        targets.sort();
-        let mut roots: Vec<Pointer> = Vec::new();
-        for t in targets {
-            if roots.last().is_some_and(|r| t.starts_with(r)) {
-                continue;
-            }
-            roots.push(t);
-        }
-        // 3. Copy and translate each, recording the nullable wrappers that move a schema.
+        Ok(outermost(seen.into_iter().collect()))
+    }
+
+    /// The translated schemas at `roots`, each at its place.
+    fn placed(&self, roots: &[Pointer]) -> Result<Value, ContractError> {
         let mut out = Value::Object(Map::new());
-        for at in &roots {
+        for at in roots {
             place(&mut out, at, self.translated(at)?.value.clone());
         }
+        Ok(out)
+    }
+
+    /// The root of a contract's schema: a `$ref` to the default media type's schema, and
+    /// `x-apidrift` naming the media types and where their (translated) schemas are.
+    fn root_of(&self, media: &[(String, Pointer)], default: usize) -> Value {
         let mut media_map = Map::new();
         for (name, at) in media {
             media_map.insert(
@@ -581,9 +618,7 @@ impl<'a> View<'a> {
                 Value::String(encode_pointer(&self.relocate(at))),
             );
         }
-        let root = out
-            .as_object_mut()
-            .ok_or_else(|| ContractError::Schema("internal: the pruned document".into()))?;
+        let mut root = Map::new();
         let (default_name, default_at) = &media[default];
         root.insert(
             "$ref".into(),
@@ -593,8 +628,9 @@ impl<'a> View<'a> {
         meta.insert("mediaType".into(), Value::String(default_name.clone()));
         meta.insert("mediaTypes".into(), Value::Object(media_map));
         root.insert(MEDIA_KEY.into(), Value::Object(meta));
-        Ok((out, roots))
+        Value::Object(root)
     }
+
     fn memo(&self) -> Option<std::sync::MutexGuard<'a, Memo>> {
         self.memo
             .map(|m| m.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
@@ -685,7 +721,13 @@ impl<'a> View<'a> {
     /// `$ref` into a stand-in), the whole contract is compiled.
     fn prove(&self, contract: &Contract, roots: &[Pointer]) -> Result<(), ContractError> {
         let (new, old): (Vec<&Pointer>, Vec<&Pointer>) = match self.memo() {
-            None => return contract.validator().map(|_| ()),
+            None => {
+                return contract
+                    .clone()
+                    .resolve(self.placed(roots)?)?
+                    .validator()
+                    .map(|_| ());
+            }
             Some(m) => roots.iter().partition(|r| !m.proven.contains(*r)),
         };
         if new.is_empty() {
@@ -720,13 +762,27 @@ impl<'a> View<'a> {
             conclusive = probe.validator().is_ok();
         }
         if !conclusive {
-            contract.validator()?;
+            contract.clone().resolve(self.placed(roots)?)?.validator()?;
         }
         if let Some(mut m) = self.memo() {
             m.proven.extend(new.into_iter().cloned());
         }
         Ok(())
     }
+}
+
+/// Only the outermost of nested pointers, sorted.
+fn outermost(mut targets: Vec<Pointer>) -> Vec<Pointer> {
+    targets.sort();
+    targets.dedup();
+    let mut roots: Vec<Pointer> = Vec::new();
+    for t in targets {
+        if roots.last().is_some_and(|r| t.starts_with(r)) {
+            continue;
+        }
+        roots.push(t);
+    }
+    roots
 }
 
 /// Parses JSON (when the text starts with `{`) or YAML into a `serde_json::Value`.

@@ -47,6 +47,7 @@ pub mod alerts;
 mod body;
 pub mod channels;
 mod client;
+pub mod contracts;
 mod error;
 mod loops;
 pub mod metrics;

@@ -3,7 +3,7 @@
 use crate::client::{Client, FetchRequest, FetchResponse};
 use crate::error::{FetchError, MonitorError};
 use crate::metrics::{CheckResult, Trigger};
-use apidrift_diff::contract::{Contract, parse_operation};
+use apidrift_diff::contract::Contract;
 use apidrift_diff::{
     Body, DEFAULT_TRACKED_HEADERS, DiffMode, IdentityRule, IgnorePattern, Input, Json, Options,
     OverrideRule, Shape, TextBody, VolatileError, diff, is_json_media_type, volatile_paths,
@@ -753,7 +753,15 @@ impl Monitor {
                 if let Some(contract) = &endpoint.response_contract
                     && contract.status == captured.status
                 {
-                    report.extend(self.validate_contract(contract, &captured, contract_options)?);
+                    report.extend(
+                        self.validate_contract(
+                            endpoint.workspace_id,
+                            contract,
+                            &captured,
+                            contract_options,
+                        )
+                        .await?,
+                    );
                 }
                 (report.changes, Some((captured, elapsed_ms)), None)
             }
@@ -912,8 +920,9 @@ impl Monitor {
         Ok((detail, outcome))
     }
 
-    fn validate_contract(
+    async fn validate_contract(
         &self,
+        workspace: Uuid,
         contract: &ResponseContract,
         captured: &Captured,
         options: &Options,
@@ -922,17 +931,15 @@ impl Monitor {
             // Not JSON at all: the content-type and body changes already say so.
             return Ok(apidrift_diff::Report::from_changes(Vec::new()));
         };
-        let (method, path) = parse_operation(&contract.operation)
-            .map_err(|e| MonitorError::Contract(e.to_string()))?;
-        let c = Contract {
-            method,
-            path,
-            status: contract.status.to_string(),
-            schema: contract.schema.clone(),
-        };
-        let validator = c
-            .validator_for(captured.content_type.as_deref())
-            .map_err(|e| MonitorError::Contract(e.to_string()))?;
+        // A reference is resolved through the process's bounded validator cache.
+        let validator = crate::contracts::validator_for(
+            &*self.store,
+            crate::contracts::validators(),
+            workspace,
+            contract,
+            captured.content_type.as_deref(),
+        )
+        .await?;
         Ok(validator.check(&body, options))
     }
 }
@@ -994,6 +1001,7 @@ pub fn contract_from_openapi(
         operation: c.operation(),
         status,
         schema: c.schema,
+        set: None,
     })
 }
 

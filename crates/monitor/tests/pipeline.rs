@@ -257,6 +257,7 @@ both_backends!(
     quota_and_missing_baseline,
     concurrent_checks_of_one_endpoint,
     contract_flow,
+    contract_sets_shared_by_checks,
     schema_mode_and_ignore_paths,
     hostile_bodies_are_compared_not_fatal,
 );
@@ -780,6 +781,82 @@ async fn contract_flow(b: Backend) -> TestResult {
             .iter()
             .any(|c| c.change_type == ChangeType::ContractViolation)
     );
+    w.finish().await
+}
+
+/// Two endpoints attached to the same operation of one document share one stored schema set;
+/// deleting one keeps the other's contract, whose check still validates; deleting both frees
+/// the set; a reference to a set the workspace does not store is a clear error, not a panic.
+async fn contract_sets_shared_by_checks(b: Backend) -> TestResult {
+    let Some(w) = world(b, None).await? else {
+        return Ok(());
+    };
+    let up = Upstream::start(json_ok(r#"{"id":1,"name":"ann","nick":null}"#)).await?;
+    let first = endpoint(&w, Ep::new(up.server.url("/users/1"))).await?;
+    let second = endpoint(&w, Ep::new(up.server.url("/users/2"))).await?;
+    let service = Service::with_client(
+        w.store.clone(),
+        None,
+        loopback(),
+        w.monitor.client().clone(),
+    );
+    let mut sets = Vec::new();
+    for id in [first, second] {
+        w.monitor.capture_baseline(w.ws, id).await?;
+        let c = service
+            .attach_contract(w.ws, id, OPENAPI, "GET /users/{id}", None)
+            .await?;
+        sets.push(c.set.ok_or("a reference")?);
+    }
+    assert_eq!(sets[0], sets[1]);
+    assert_eq!(w.store.contract_set_usage(w.ws).await?.0, 1);
+    assert_eq!(w.monitor.run_check(w.ws, second).await?.diff_id, None);
+    w.store.delete_endpoint(w.ws, first, None).await?;
+    assert!(w.store.contract_set(w.ws, &sets[0]).await?.is_some());
+    up.set(json_ok(r#"{"id":1,"name":7,"nick":null}"#));
+    let out = w.monitor.run_check(w.ws, second).await?;
+    assert!(
+        out.changes
+            .iter()
+            .any(|c| c.change_type == ChangeType::ContractViolation && c.path == "$.name"),
+        "{:?}",
+        out.changes
+    );
+    // A reference whose set is not stored: resolved through a fresh cache, a clear error.
+    let mut dangling = w
+        .store
+        .get_endpoint(w.ws, second)
+        .await?
+        .and_then(|e| e.response_contract)
+        .ok_or("a contract")?;
+    dangling.set = Some("0".repeat(64));
+    let cache = apidrift_monitor::contracts::ValidatorCache::new(4, 1 << 20);
+    let err = apidrift_monitor::contracts::validator_for(
+        &*w.store,
+        &cache,
+        w.ws,
+        &dangling,
+        Some("application/json"),
+    )
+    .await
+    .err();
+    assert!(
+        matches!(&err, Some(MonitorError::Contract(m)) if m.contains("no longer stores")),
+        "{err:?}"
+    );
+    // Resolved, the reference is cached: the second resolution is a hit.
+    let live = w
+        .store
+        .get_endpoint(w.ws, second)
+        .await?
+        .and_then(|e| e.response_contract)
+        .ok_or("a contract")?;
+    for _ in 0..2 {
+        apidrift_monitor::contracts::validator_for(&*w.store, &cache, w.ws, &live, None).await?;
+    }
+    assert_eq!(cache.usage().0, 1);
+    w.store.delete_endpoint(w.ws, second, None).await?;
+    assert_eq!(w.store.contract_set_usage(w.ws).await?, (0, 0));
     w.finish().await
 }
 

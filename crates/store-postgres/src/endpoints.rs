@@ -210,6 +210,20 @@ pub async fn set_contract(
     contract: Option<&ResponseContract>,
     now: OffsetDateTime,
 ) -> Result<()> {
+    // The workspace row first, as every write that adds or drops a set reference holds it.
+    lock_workspace(c, ws).await?;
+    // A reference must name a set the workspace stores; the set referred to before is freed
+    // when nothing else refers to it.
+    if let Some(set) = contract.and_then(|c| c.set.as_deref())
+        && !crate::contracts::has_set(c, ws, set).await?
+    {
+        return Err(crate::Error::Store(
+            apidrift_store::StoreError::InvalidInput(format!(
+                "response contract refers to schema set {set}, which the workspace does not store"
+            )),
+        ));
+    }
+    let before = crate::contracts::set_of(c, ws, endpoint).await?;
     let value = contract.map(contract_to_json).transpose()?;
     let n = diesel::update(
         endpoints::table
@@ -222,7 +236,11 @@ pub async fn set_contract(
     ))
     .execute(c)
     .await?;
-    if n == 0 { Err(not_found()) } else { Ok(()) }
+    if n == 0 {
+        return Err(not_found());
+    }
+    let before: Vec<&str> = before.as_deref().into_iter().collect();
+    crate::contracts::free_sets(c, ws, &before).await
 }
 
 /// The statement of [`endpoint_page`] for one filter: `$filter` narrows the rows (binds `$8`,

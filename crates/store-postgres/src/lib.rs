@@ -26,6 +26,7 @@ mod tx;
 mod alerts;
 mod cached;
 mod checks;
+mod contracts;
 mod diffs;
 mod endpoints;
 mod escape;
@@ -533,7 +534,7 @@ impl Store for PgStore {
         contract: Option<ResponseContract>,
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
-        plain!(self, |c| {
+        tx!(self, |c| {
             endpoints::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now).await
         })
     }

@@ -165,7 +165,10 @@ async fn delete(c: &mut Conn, ws: Uuid, ep: Uuid, expected: Option<i64>) -> Resu
             .execute(c)
             .await?;
     }
-    Ok(())
+    // Its contract's schema set goes with its last reference.
+    let set = current.response_contract.and_then(|rc| rc.set);
+    let sets: Vec<&str> = set.as_deref().into_iter().collect();
+    crate::contracts::free_sets(c, ws, &sets).await
 }
 
 #[derive(QueryableByName)]

@@ -208,6 +208,16 @@ pub fn set_contract(
     contract: Option<&ResponseContract>,
     now: OffsetDateTime,
 ) -> Result<()> {
+    // A reference must name a set the workspace stores; the set referred to before is freed
+    // when nothing else refers to it.
+    if let Some(set) = contract.and_then(|c| c.set.as_deref())
+        && !crate::contracts::has_set(c, ws, set)?
+    {
+        return Err(Error::Store(StoreError::InvalidInput(format!(
+            "response contract refers to schema set {set}, which the workspace does not store"
+        ))));
+    }
+    let before = crate::contracts::set_of(c, ws, endpoint)?;
     let text = contract.map(contract_to_text).transpose()?;
     let n = diesel::update(
         endpoints::table
@@ -220,10 +230,9 @@ pub fn set_contract(
     ))
     .execute(c)?;
     if n == 0 {
-        Err(Error::Store(StoreError::NotFound))
-    } else {
-        Ok(())
+        return Err(Error::Store(StoreError::NotFound));
     }
+    crate::contracts::free_sets(c, ws, before.as_deref())
 }
 
 /// The columns of an endpoint a list shows: not the sealed values, not the contract body (only

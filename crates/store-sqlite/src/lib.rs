@@ -36,6 +36,7 @@
 mod alerts;
 mod cached;
 mod checks;
+mod contracts;
 mod diffs;
 mod endpoints;
 mod history;

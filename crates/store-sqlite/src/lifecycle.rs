@@ -100,7 +100,9 @@ fn delete(c: &mut SqliteConnection, ws: Uuid, ep: Uuid, expected: Option<i64>) -
             .bind::<Text, _>(&e)
             .execute(c)?;
     }
-    Ok(())
+    // Its contract's schema set goes with its last reference.
+    let set = current.response_contract.and_then(|rc| rc.set);
+    crate::contracts::free_sets(c, ws, set.as_deref())
 }
 
 fn keyed(c: &mut SqliteConnection, ws: Uuid) -> Result<Vec<StoredEndpoint>> {

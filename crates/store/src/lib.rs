@@ -55,6 +55,7 @@
 //!   error.
 
 pub mod alerts;
+pub mod contracts;
 pub mod lifecycle;
 pub mod ops;
 pub mod retry;
@@ -73,6 +74,8 @@ pub mod testkit_alerts;
 #[cfg(feature = "testkit")]
 pub mod testkit_apply;
 #[cfg(feature = "testkit")]
+pub mod testkit_contracts;
+#[cfg(feature = "testkit")]
 pub mod testkit_incidents;
 #[cfg(feature = "testkit")]
 pub mod testkit_lifecycle;
@@ -82,6 +85,7 @@ pub mod testkit_ops;
 pub mod testkit_text;
 
 pub use alerts::*;
+pub use contracts::*;
 pub use lifecycle::*;
 pub use ops::*;
 pub use types::*;
@@ -148,7 +152,7 @@ impl StoreError {
 /// missing *or belongs to another workspace*.
 #[async_trait]
 pub trait Store:
-    UserStore + AlertStore + OpsStore + LifecycleStore + Send + Sync + std::fmt::Debug
+    UserStore + AlertStore + OpsStore + LifecycleStore + ContractStore + Send + Sync + std::fmt::Debug
 {
     // ---------------------------------------------------------------- database
 

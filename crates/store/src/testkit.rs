@@ -546,6 +546,7 @@ pub async fn endpoint_round_trip(store: Arc<dyn Store>) -> TestResult {
         operation: "GET /orders/{id}".into(),
         status: 200,
         schema: json!({"type": "object", "required": ["id"]}),
+        set: None,
     });
     let created = store.create_endpoints(a.id, vec![input.clone()]).await?;
     assert_eq!(
@@ -906,6 +907,7 @@ pub async fn endpoint_setters(store: Arc<dyn Store>) -> TestResult {
         operation: "GET /e".into(),
         status: 201,
         schema: json!({"type": "array", "items": {"nullable": true}}),
+        set: None,
     };
     store
         .set_contract(a.id, e.id, Some(contract.clone()), at(20))
@@ -2023,6 +2025,7 @@ macro_rules! conformance_suite {
         $crate::text_conformance_cases!($setup, $teardown);
         $crate::lifecycle_conformance_cases!($setup, $teardown);
         $crate::apply_conformance_cases!($setup, $teardown);
+        $crate::contract_conformance_cases!($setup, $teardown);
         $crate::incident_conformance_cases!($setup, $teardown);
         $crate::conformance_suite!(@cases $setup, $teardown;
             migrate_is_idempotent,

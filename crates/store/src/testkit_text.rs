@@ -118,6 +118,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
         operation: "GET /x/\0/\u{10ffff}0".into(),
         status: 200,
         schema: hostile.clone(),
+        set: None,
     });
     let created = store
         .create_endpoints(ws.id, vec![row.clone()])
@@ -145,6 +146,7 @@ pub async fn text_json_and_monitored_text_round_trip(store: Arc<dyn Store>) -> T
         operation: "\u{1}\0".into(),
         status: 201,
         schema: hostile_headers(),
+        set: None,
     };
     store
         .set_contract(ws.id, e.id, Some(contract.clone()), at(1))

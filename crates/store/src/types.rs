@@ -232,16 +232,26 @@ pub fn scopes_from_text(text: &str) -> Result<Vec<Scope>, crate::StoreError> {
 
 // -------------------------------------------------------------------- endpoints
 
-/// A response contract in force on an endpoint (D10): the resolved JSON Schema of the response
-/// for `status`, and the operation it came from. Stored as one JSON document.
+/// A response contract in force on an endpoint (D10): the operation it came from, the status
+/// it checks, and its JSON Schema. Stored as one small JSON document on the endpoint row.
+///
+/// Written since migration `2026-11-28-100000_contract_sets`, a contract is a reference: `set`
+/// names the workspace's stored schema set (see [`crate::ContractStore`]) and `schema` is only
+/// the root (a `$ref` to the default media type's schema and `x-apidrift` naming the media
+/// types and where their schemas are in the set). A contract stored before (no `set`) holds its
+/// whole schema inline and is still read and checked as it was.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResponseContract {
     /// `METHOD /path/template`, e.g. `GET /users/{id}`.
     pub operation: String,
     pub status: u16,
-    /// The resolved schema (3.1 form, `$ref`s resolved within the document).
+    /// Inline: the resolved schema (3.1 form, `$ref`s within it). With `set`: the root only.
     pub schema: Value,
+    /// The content hash (lower-case hex SHA-256) of the workspace's schema set the root refers
+    /// into; `None` for a contract stored inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
 }
 
 /// The write-only part of an endpoint as stored: the credential style and the sealed secrets

@@ -1,0 +1,2 @@
+DROP INDEX endpoints_contract_set;
+DROP TABLE contract_sets;
