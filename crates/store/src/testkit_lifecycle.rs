@@ -815,6 +815,7 @@ pub async fn lifecycle_endpoint_page(store: Arc<dyn Store>) -> TestResult {
         operation: "GET /e3".into(),
         status: 200,
         schema: serde_json::json!({"type": "object", "required": ["id"]}),
+        set: None,
     });
     let created = store.create_endpoints(a.id, rows).await?.created;
     let theirs = one_endpoint(&*store, b.id, "theirs").await?;
