@@ -45,6 +45,7 @@
 
 pub mod alerts;
 mod body;
+mod cadence;
 pub mod channels;
 mod client;
 pub mod contracts;

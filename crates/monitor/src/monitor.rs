@@ -86,7 +86,7 @@ impl ScheduledSlot {
     fn finish_at(&self, now: OffsetDateTime) -> ScheduleFinish {
         ScheduleFinish {
             owner: self.owner.clone(),
-            next_run_at: crate::scheduler::next_run(self.due, now, self.period),
+            next_run_at: crate::cadence::next_run(self.due, now, self.period),
             now,
         }
     }

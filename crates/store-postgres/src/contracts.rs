@@ -175,7 +175,7 @@ impl ContractStore for PgStore {
                 return Err(Error::Store(StoreError::NotFound));
             }
             insert_sets(c, workspace_id, &sets, now).await?;
-            endpoints::set_contract(c, workspace_id, endpoint_id, Some(&contract), now).await
+            set_contract(c, workspace_id, endpoint_id, Some(&contract), now).await
         })
     }
 
@@ -218,4 +218,45 @@ impl ContractStore for PgStore {
             u64::try_from(u.bytes).unwrap_or_default(),
         ))
     }
+}
+
+/// Sets or removes an endpoint's response contract; a set no longer referred to is freed.
+pub async fn set_contract(
+    c: &mut AsyncPgConnection,
+    ws: Uuid,
+    endpoint: Uuid,
+    contract: Option<&ResponseContract>,
+    now: OffsetDateTime,
+) -> Result<()> {
+    // The workspace row first, as every write that adds or drops a set reference holds it.
+    lock_workspace(c, ws).await?;
+    // A reference must name a set the workspace stores; the set referred to before is freed
+    // when nothing else refers to it.
+    if let Some(set) = contract.and_then(|c| c.set.as_deref())
+        && !has_set(c, ws, set).await?
+    {
+        return Err(Error::Store(apidrift_store::StoreError::InvalidInput(
+            format!(
+                "response contract refers to schema set {set}, which the workspace does not store"
+            ),
+        )));
+    }
+    let before = set_of(c, ws, endpoint).await?;
+    let value = contract.map(crate::rows::contract_to_json).transpose()?;
+    let n = diesel::update(
+        crate::schema::endpoints::table
+            .filter(crate::schema::endpoints::workspace_id.eq(ws))
+            .filter(crate::schema::endpoints::id.eq(endpoint)),
+    )
+    .set((
+        crate::schema::endpoints::response_contract.eq(value),
+        crate::schema::endpoints::updated_at.eq(micros(now)),
+    ))
+    .execute(c)
+    .await?;
+    if n == 0 {
+        return Err(crate::not_found());
+    }
+    let before: Vec<&str> = before.as_deref().into_iter().collect();
+    free_sets(c, ws, &before).await
 }

@@ -5,15 +5,15 @@
 use crate::Result;
 use crate::cached::cached;
 use crate::not_found;
-use crate::rows::{EndpointRow, SettingsColumns, contract_to_json, micros};
+use crate::rows::{EndpointRow, SettingsColumns, micros};
 use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::lock_workspace;
 use apidrift_model::Health;
 use apidrift_store::{
-    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest,
-    ResponseContract, ResponsePoint, SealedSecrets, StoreError, StoredEndpoint, UPTIME_DAY,
-    UPTIME_MONTH, UPTIME_WEEK, UptimeCounts, WindowCounts, parse_enum, rules, to_u32,
+    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest, ResponsePoint,
+    SealedSecrets, StoreError, StoredEndpoint, UPTIME_DAY, UPTIME_MONTH, UPTIME_WEEK, UptimeCounts,
+    WindowCounts, parse_enum, rules, to_u32,
 };
 use diesel::pg::Pg;
 use diesel::prelude::*;
@@ -201,46 +201,6 @@ pub async fn set_health(
     .execute(c)
     .await?;
     if n == 0 { Err(not_found()) } else { Ok(()) }
-}
-
-pub async fn set_contract(
-    c: &mut Conn,
-    ws: Uuid,
-    endpoint: Uuid,
-    contract: Option<&ResponseContract>,
-    now: OffsetDateTime,
-) -> Result<()> {
-    // The workspace row first, as every write that adds or drops a set reference holds it.
-    lock_workspace(c, ws).await?;
-    // A reference must name a set the workspace stores; the set referred to before is freed
-    // when nothing else refers to it.
-    if let Some(set) = contract.and_then(|c| c.set.as_deref())
-        && !crate::contracts::has_set(c, ws, set).await?
-    {
-        return Err(crate::Error::Store(
-            apidrift_store::StoreError::InvalidInput(format!(
-                "response contract refers to schema set {set}, which the workspace does not store"
-            )),
-        ));
-    }
-    let before = crate::contracts::set_of(c, ws, endpoint).await?;
-    let value = contract.map(contract_to_json).transpose()?;
-    let n = diesel::update(
-        endpoints::table
-            .filter(endpoints::workspace_id.eq(ws))
-            .filter(endpoints::id.eq(endpoint)),
-    )
-    .set((
-        endpoints::response_contract.eq(value),
-        endpoints::updated_at.eq(micros(now)),
-    ))
-    .execute(c)
-    .await?;
-    if n == 0 {
-        return Err(not_found());
-    }
-    let before: Vec<&str> = before.as_deref().into_iter().collect();
-    crate::contracts::free_sets(c, ws, &before).await
 }
 
 /// The statement of [`endpoint_page`] for one filter: `$filter` narrows the rows (binds `$8`,

@@ -535,7 +535,7 @@ impl Store for PgStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         tx!(self, |c| {
-            endpoints::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now).await
+            contracts::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now).await
         })
     }
 

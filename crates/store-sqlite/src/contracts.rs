@@ -200,7 +200,7 @@ impl ContractStore for SqliteStore {
                 return Err(Error::Store(StoreError::NotFound));
             }
             insert_sets(c, workspace_id, &sets, now)?;
-            endpoints::set_contract(c, workspace_id, endpoint_id, Some(&contract), now)
+            set_contract(c, workspace_id, endpoint_id, Some(&contract), now)
         })
         .await
     }
@@ -217,4 +217,41 @@ impl ContractStore for SqliteStore {
     async fn contract_set_usage(&self, workspace_id: Uuid) -> Result<(u64, u64), StoreError> {
         self.run(move |c| usage(c, workspace_id)).await
     }
+}
+
+/// Sets or removes an endpoint's response contract; a set no longer referred to is freed.
+pub fn set_contract(
+    c: &mut diesel::SqliteConnection,
+    ws: Uuid,
+    endpoint: Uuid,
+    contract: Option<&ResponseContract>,
+    now: OffsetDateTime,
+) -> Result<()> {
+    // A reference must name a set the workspace stores; the set referred to before is freed
+    // when nothing else refers to it.
+    if let Some(set) = contract.and_then(|c| c.set.as_deref())
+        && !has_set(c, ws, set)?
+    {
+        return Err(Error::Store(apidrift_store::StoreError::InvalidInput(
+            format!(
+                "response contract refers to schema set {set}, which the workspace does not store"
+            ),
+        )));
+    }
+    let before = set_of(c, ws, endpoint)?;
+    let text = contract.map(crate::rows::contract_to_text).transpose()?;
+    let n = diesel::update(
+        crate::schema::endpoints::table
+            .filter(crate::schema::endpoints::workspace_id.eq(id(ws)))
+            .filter(crate::schema::endpoints::id.eq(id(endpoint))),
+    )
+    .set((
+        crate::schema::endpoints::response_contract.eq(text),
+        crate::schema::endpoints::updated_at.eq(ts(now)),
+    ))
+    .execute(c)?;
+    if n == 0 {
+        return Err(Error::Store(apidrift_store::StoreError::NotFound));
+    }
+    free_sets(c, ws, before.as_deref())
 }

@@ -1,18 +1,15 @@
 //! Endpoints: bulk create, reads, lists, health and contract.
 //! Statements of the SQLite adapter over one connection; the caller picks the transaction.
 
-use crate::rows::{
-    EndpointRow, SettingsColumns, contract_to_text, from_ts, from_ts_opt, id, parse_id, ts,
-};
+use crate::rows::{EndpointRow, SettingsColumns, from_ts, from_ts_opt, id, parse_id, ts};
 use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::require_workspace;
 use crate::{Error, Result};
 use apidrift_model::Health;
 use apidrift_store::{
-    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest,
-    ResponseContract, SealedSecrets, StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules,
-    to_u32,
+    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest, SealedSecrets,
+    StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules, to_u32,
 };
 use diesel::prelude::*;
 use time::OffsetDateTime;
@@ -199,40 +196,6 @@ pub fn set_health(
     } else {
         Ok(())
     }
-}
-
-pub fn set_contract(
-    c: &mut SqliteConnection,
-    ws: Uuid,
-    endpoint: Uuid,
-    contract: Option<&ResponseContract>,
-    now: OffsetDateTime,
-) -> Result<()> {
-    // A reference must name a set the workspace stores; the set referred to before is freed
-    // when nothing else refers to it.
-    if let Some(set) = contract.and_then(|c| c.set.as_deref())
-        && !crate::contracts::has_set(c, ws, set)?
-    {
-        return Err(Error::Store(StoreError::InvalidInput(format!(
-            "response contract refers to schema set {set}, which the workspace does not store"
-        ))));
-    }
-    let before = crate::contracts::set_of(c, ws, endpoint)?;
-    let text = contract.map(contract_to_text).transpose()?;
-    let n = diesel::update(
-        endpoints::table
-            .filter(endpoints::workspace_id.eq(id(ws)))
-            .filter(endpoints::id.eq(id(endpoint))),
-    )
-    .set((
-        endpoints::response_contract.eq(text),
-        endpoints::updated_at.eq(ts(now)),
-    ))
-    .execute(c)?;
-    if n == 0 {
-        return Err(Error::Store(StoreError::NotFound));
-    }
-    crate::contracts::free_sets(c, ws, before.as_deref())
 }
 
 /// The columns of an endpoint a list shows: not the sealed values, not the contract body (only

@@ -611,7 +611,7 @@ impl Store for SqliteStore {
         now: OffsetDateTime,
     ) -> Result<(), StoreError> {
         self.write(move |c| {
-            endpoints::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now)
+            contracts::set_contract(c, workspace_id, endpoint_id, contract.as_ref(), now)
         })
         .await
     }
