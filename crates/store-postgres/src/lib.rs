@@ -40,6 +40,7 @@ mod schema;
 mod sealed;
 mod tokens;
 mod totals;
+mod usage;
 mod users;
 mod webhooks;
 mod workspaces;
@@ -326,13 +327,8 @@ impl Store for PgStore {
         limit: Option<u32>,
     ) -> Result<Option<u64>, StoreError> {
         let month = apidrift_store::month_key(at);
-        statement!(self, |c| workspaces::take_unit(
-            c,
-            workspace_id,
-            &month,
-            limit
-        )
-        .await)
+        statement!(self, |c| usage::take_unit(c, workspace_id, &month, limit)
+            .await)
     }
 
     async fn check_quota_usage(

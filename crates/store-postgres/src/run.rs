@@ -15,7 +15,7 @@ use crate::escape::{read_opt, store_opt, store_text};
 use crate::rows::micros;
 use crate::tx::{Step, join2, pipeline};
 use crate::webhooks::list_webhooks;
-use crate::{Error, Result, checks, not_found, workspaces};
+use crate::{Error, Result, checks, not_found, usage, workspaces};
 use apidrift_model::Health;
 use apidrift_store::run::{CheckTx, HealthMark, HealthWrite, MarkTx, OutboxEvent, QuotaRefused};
 use apidrift_store::{
@@ -723,22 +723,24 @@ impl CheckTx for Tx<'_> {
         limit: Option<u32>,
     ) -> Result<Option<u64>> {
         if self.queue.is_empty() {
-            return workspaces::take_unit(self.conn, ws, month, limit).await;
+            return usage::take_unit(self.conn, ws, month, limit).await;
         }
         // The queued writes and the unit, last, in one round trip. A refusal is an error of the
         // caller's, which rolls the writes back with the transaction.
         let queue = std::mem::take(&mut self.queue);
         let mut c: &AsyncPgConnection = self.conn;
         let writes = pipeline(queue.iter().flat_map(|w| w.steps(c)).collect());
-        let unit =
-            workspaces::take_unit_query(ws, month, limit).get_result::<workspaces::Used>(&mut c);
+        let unit = usage::take_free_query(ws, month, limit).get_result::<usage::Used>(&mut c);
         let (written, unit) = join2(writes, unit).await;
         written?;
-        Ok(unit.optional()?.map(workspaces::Used::count))
+        match unit.optional()? {
+            Some(used) => Ok(Some(used.count())),
+            None => usage::take_waiting(self.conn, ws, month, limit).await,
+        }
     }
 
     async fn units_used(&mut self, ws: Uuid, month: &str) -> Result<u64> {
-        workspaces::units_used(self.conn, ws, month).await
+        usage::units_used(self.conn, ws, month).await
     }
 
     async fn finish_recorded(

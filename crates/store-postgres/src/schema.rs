@@ -14,9 +14,10 @@ diesel::table! {
 }
 
 diesel::table! {
-    check_usage (workspace_id, month) {
+    check_usage (workspace_id, month, shard) {
         workspace_id -> Uuid,
         month -> Text,
+        shard -> Int2,
         used -> Int8,
     }
 }

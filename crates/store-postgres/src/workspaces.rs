@@ -1,11 +1,12 @@
 //! Workspaces and the monthly check quota.
 //! Statements of the PostgreSQL adapter over one connection; the caller picks the transaction.
 
-use crate::cached::{Binds, Cached, cached};
+use crate::cached::cached;
 use crate::not_found;
 use crate::rows::{WorkspaceRow, int, overrides, overrides_from};
-use crate::schema::{check_usage, workspaces};
+use crate::schema::workspaces;
 use crate::totals::count;
+use crate::usage;
 use crate::{Error, Result};
 use apidrift_model::{Plan, SeverityOverride};
 use apidrift_store::{
@@ -66,7 +67,12 @@ pub async fn update_workspace(
     update: &WorkspaceUpdate,
 ) -> Result<Workspace> {
     let current = lock_workspace(c, ws).await?;
+    let before = current.check_quota;
     let next = rules::apply_update(current, update)?;
+    if let Some(limit) = next.check_quota.filter(|_| next.check_quota != before) {
+        // The usage within the caps of its new limit (see `usage`).
+        usage::respread(c, ws, limit).await?;
+    }
     let row = diesel::update(workspaces::table.find(ws))
         .set((
             workspaces::name.eq(next.name),
@@ -90,55 +96,6 @@ pub async fn update_workspace(
 
 pub async fn count_workspaces(c: &mut Conn) -> Result<u64> {
     Ok(count(workspaces::table.count().get_result(c).await?))
-}
-
-/// The usage after a unit was taken.
-#[derive(QueryableByName)]
-pub(crate) struct Used {
-    #[diesel(sql_type = Int8)]
-    used: i64,
-}
-
-impl Used {
-    pub(crate) fn count(self) -> u64 {
-        count(self.used)
-    }
-}
-
-/// The atomic primitive of the quota: one unit more for `month` while the usage is below `limit`
-/// (always when `None`); the usage after it, `None` when the limit was reached (nothing written).
-pub async fn take_unit(
-    c: &mut Conn,
-    ws: Uuid,
-    month: &str,
-    limit: Option<u32>,
-) -> Result<Option<u64>> {
-    let taken: Option<Used> = take_unit_query(ws, month, limit)
-        .get_result(c)
-        .await
-        .optional()?;
-    Ok(taken.map(Used::count))
-}
-
-/// The statement of [`take_unit`], for a caller that pipelines it: one row ([`Used`]) when a
-/// unit was taken, none when the limit was reached.
-pub(crate) fn take_unit_query(
-    ws: Uuid,
-    month: &str,
-    limit: Option<u32>,
-) -> Cached<impl Binds + Send + '_> {
-    // One statement: insert the month's first unit or add one, both only below the limit. The
-    // conflict update locks the usage row, so concurrent checks never pass the limit.
-    cached(
-        "INSERT INTO check_usage (workspace_id, month, used) \
-         SELECT $1, $2, 1 WHERE $3::int8 IS NULL OR $3::int8 > 0 \
-         ON CONFLICT (workspace_id, month) DO UPDATE SET used = check_usage.used + 1 \
-         WHERE $3::int8 IS NULL OR check_usage.used < $3::int8 \
-         RETURNING used",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<Text, _>(month)
-    .bind::<Nullable<Int8>, _>(limit.map(i64::from))
 }
 
 #[derive(QueryableByName)]
@@ -166,7 +123,7 @@ pub async fn check_quota_and_overrides(
     at: OffsetDateTime,
 ) -> Result<(QuotaUsage, Vec<SeverityOverride>, Plan)> {
     let row: Option<QuotaRow> = cached(
-        "SELECT w.check_quota, COALESCE((SELECT u.used FROM check_usage u \
+        "SELECT w.check_quota, COALESCE((SELECT sum(u.used) FROM check_usage u \
          WHERE u.workspace_id = w.id AND u.month = $2), 0)::int8 AS used, \
          w.severity_overrides, w.plan \
          FROM workspaces w WHERE w.id = $1",
@@ -190,16 +147,5 @@ pub async fn check_quota_and_overrides(
 }
 
 pub async fn check_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Result<u64> {
-    units_used(c, ws, &month_key(at)).await
-}
-
-/// Units used in `month`.
-pub async fn units_used(c: &mut Conn, ws: Uuid, month: &str) -> Result<u64> {
-    let used: Option<i64> = check_usage::table
-        .find((ws, month))
-        .select(check_usage::used)
-        .first(c)
-        .await
-        .optional()?;
-    Ok(used.map(count).unwrap_or(0))
+    usage::units_used(c, ws, &month_key(at)).await
 }

@@ -430,6 +430,78 @@ pub async fn check_quota(store: Arc<dyn Store>) -> TestResult {
     Ok(())
 }
 
+/// A quota changed after units were taken binds from the next take on: lowered below the usage
+/// it refuses (the usage stays what it was), raised it gives exactly the difference, and a
+/// workspace that was unlimited is held to its first quota. Concurrent takes under a quota larger
+/// than the concurrency stay exact (an adapter may count the usage in several rows).
+pub async fn check_quota_changes(store: Arc<dyn Store>) -> TestResult {
+    let ws = workspace(&*store, "changing", None, Some(40)).await?;
+    let t = datetime!(2026-11-15 12:00 UTC);
+    let set = |quota: Option<u32>| WorkspaceUpdate {
+        check_quota: Some(quota),
+        ..Default::default()
+    };
+    let taken = |store: Arc<dyn Store>, n: u32| async move {
+        let mut taken = 0u32;
+        for _ in 0..n {
+            if let QuotaOutcome::Consumed { .. } = store.consume_check_unit(ws.id, t).await? {
+                taken += 1;
+            }
+        }
+        Ok::<u32, StoreError>(taken)
+    };
+    // 8 tasks of 8 takes against 40 units: exactly 40.
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        tasks.spawn(taken(store.clone(), 8));
+    }
+    let mut consumed = 0;
+    while let Some(joined) = tasks.join_next().await {
+        consumed += joined??;
+    }
+    assert_eq!(consumed, 40, "exactly the quota under concurrency");
+    assert_eq!(store.check_usage(ws.id, t).await?, 40);
+
+    // Lowered below the usage: refused, and the usage is kept.
+    store.update_workspace(ws.id, set(Some(25))).await?;
+    assert_eq!(
+        store.consume_check_unit(ws.id, t).await?,
+        QuotaOutcome::Exhausted {
+            used: 40,
+            quota: 25
+        }
+    );
+    assert_eq!(store.check_usage(ws.id, t).await?, 40);
+    // Raised: exactly the difference.
+    store.update_workspace(ws.id, set(Some(43))).await?;
+    assert_eq!(taken(store.clone(), 5).await?, 3);
+    assert_eq!(store.check_usage(ws.id, t).await?, 43);
+
+    // Unlimited, then limited above the usage: exactly the rest, under concurrency.
+    store.update_workspace(ws.id, set(None)).await?;
+    assert_eq!(taken(store.clone(), 20).await?, 20);
+    assert_eq!(store.check_usage(ws.id, t).await?, 63);
+    store.update_workspace(ws.id, set(Some(70))).await?;
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        tasks.spawn(taken(store.clone(), 4));
+    }
+    let mut consumed = 0;
+    while let Some(joined) = tasks.join_next().await {
+        consumed += joined??;
+    }
+    assert_eq!(consumed, 7, "exactly the rest of the new quota");
+    assert_eq!(store.check_usage(ws.id, t).await?, 70);
+    // Another month is its own.
+    let next = datetime!(2026-12-01 00:00 UTC);
+    assert_eq!(store.check_usage(ws.id, next).await?, 0);
+    assert!(matches!(
+        store.consume_check_unit(ws.id, next).await?,
+        QuotaOutcome::Consumed { used: 1, .. }
+    ));
+    Ok(())
+}
+
 // ============================================================================ tokens
 
 fn new_token(ws: Uuid, hash_seed: char, created_at: OffsetDateTime) -> NewToken {
@@ -2031,6 +2103,7 @@ macro_rules! conformance_suite {
             migrate_is_idempotent,
             workspaces_round_trip,
             check_quota,
+            check_quota_changes,
             tokens_lifecycle,
             endpoint_round_trip,
             bulk_create,
