@@ -5,7 +5,8 @@
 # GET /api/v1/diffs with wrk at 64 connections for 20 s, on SQLite and on PostgreSQL, and in the
 # same run measures the ceilings: the same server's GET /healthz (no token, no database), an actix
 # handler answering a static 2 KB JSON document (crates/api/examples/static_json.rs) and pgbench
-# running the route's own SQL (token lookup, page, count). Prints each figure, the load average
+# running the route's own statement (the page, its total, next runs and uptime in one statement,
+# as pg_stat_statements recorded it during the run; the token lookup is cached). Prints each figure, the load average
 # while it was taken, the writes to `rate_limits` during the PostgreSQL run (leased budgets: far
 # fewer than the requests), and the ratios against the targets:
 #   route / the same server's /healthz >= 0.15 (SQLite), >= 0.05 (PostgreSQL) (issue 16);
@@ -15,7 +16,7 @@
 #   bench/api.sh
 #
 # Needs: wrk (`apt-get install wrk`), pgbench and psql (PostgreSQL client), curl, python3, and a
-# PostgreSQL server at APIDRIFT_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres;
+# PostgreSQL server that preloads pg_stat_statements (as the tests need) at APIDRIFT_BENCH_PG (default postgres://postgres@127.0.0.1:5432/postgres;
 # a database apidrift_bench is created and dropped). DURATION (default 20s), CONNECTIONS (64),
 # THREADS (2), ENDPOINTS (10000), APIDRIFT_BIN and STATIC_JSON_BIN (prebuilt release binaries).
 set -euo pipefail
@@ -166,6 +167,8 @@ sleep 1
 IDLE_PG="$(rss_mb "$PG_PID")"
 seed "$PG_URL" "$ADDR"
 TOKEN=none record postgres-healthz "http://$ADDR/healthz"
+psql -q "$PG_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+    -c "SELECT pg_stat_statements_reset()" >/dev/null
 WRITES_BEFORE="$(rate_limit_writes)"
 record postgres-endpoints "http://$ADDR/api/v1/endpoints"
 WRITES_AFTER="$(rate_limit_writes)"
@@ -173,16 +176,30 @@ RL_WRITES=$((WRITES_AFTER - WRITES_BEFORE))
 printf '%-28s %10s rows written during the postgres-endpoints run\n' rate_limits "$RL_WRITES"
 record postgres-diffs "http://$ADDR/api/v1/diffs"
 
-echo "== ceiling: pgbench running the route's SQL (token lookup, page of 25, count)"
-HASH="$(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)"
-cat >"$WORK/route.sql" <<SQL
-SELECT * FROM tokens WHERE token_hash = '$HASH';
-SELECT * FROM endpoints WHERE workspace_id = '$WS' ORDER BY created_at DESC, id DESC LIMIT 25 OFFSET 0;
-SELECT count(*) FROM endpoints WHERE workspace_id = '$WS';
-SQL
+echo "== ceiling: pgbench running the route's own statement, as the server sent it"
+# The statement the route ran most during the postgres-endpoints run, its $n made pgbench
+# variables with the values the route binds (page of 25 from the start, no sparkline points).
+psql -qAt "$PG_URL" -c "SELECT query FROM pg_stat_statements WHERE query LIKE 'WITH page AS%'
+                        ORDER BY calls DESC LIMIT 1" >"$WORK/route.raw"
+[[ -s "$WORK/route.raw" ]] || { echo "bench/api.sh: no page statement in pg_stat_statements" >&2; exit 1; }
+python3 - "$WORK/route.raw" >"$WORK/route.sql" <<'PY'
+import re, sys
+sql = open(sys.argv[1]).read().strip()
+print(re.sub(r"\$(\d+)", lambda m: ":p" + m.group(1), " ".join(sql.split())) + ";")
+PY
+psql -qAt "$PG_URL" -c "SELECT round(mean_plan_time::numeric, 3), round(mean_exec_time::numeric, 3)
+                        FROM pg_stat_statements WHERE query LIKE 'WITH page AS%'
+                        ORDER BY calls DESC LIMIT 1" | tr '|' ' ' | {
+    read -r plan exec
+    printf '%-28s %10s ms planning, %s ms execution per call (0 planning: track_planning off)\n' \
+        page-statement "$plan" "$exec"
+}
 PGBENCH_TPS="$(pgbench -n -M prepared -c "$CONNECTIONS" -j "$THREADS" -T "${DURATION%s}" \
-    -f "$WORK/route.sql" "$PG_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
-printf '%-28s %10s tx/s\n' pgbench-route-sql "$PGBENCH_TPS"
+    -D p1="$WS" -D p2=25 -D p3=0 -D p4="$(date -u -d '-1 day' +%FT%TZ)" \
+    -D p5="$(date -u -d '-7 days' +%FT%TZ)" -D p6="$(date -u -d '-30 days' +%FT%TZ)" -D p7=0 \
+    -f "$WORK/route.sql" "$PG_URL" 2>"$WORK/pgbench.err" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
+[[ -n "$PGBENCH_TPS" ]] || { cat "$WORK/pgbench.err" >&2; exit 1; }
+printf '%-28s %10s tx/s   load %s\n' pgbench-route-sql "$PGBENCH_TPS" "$(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== ratios and targets"
 python3 - "${RPS[static-json]}" "${RPS[sqlite-endpoints]}" "${RPS[postgres-endpoints]}" \

@@ -8,8 +8,9 @@ use crate::workspaces::require_workspace;
 use crate::{Error, Result};
 use apidrift_model::Health;
 use apidrift_store::{
-    BulkCreated, EndpointFilter, ListedEndpoint, NewEndpointRow, Page, PageRequest, SealedSecrets,
-    StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules, to_u32,
+    BulkCreated, ENDPOINT_PAGE_ROWS, EndpointFilter, ListedEndpoint, NewEndpointRow, Page,
+    PageRequest, SealedSecrets, StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules,
+    to_u32,
 };
 use diesel::prelude::*;
 use time::OffsetDateTime;
@@ -278,6 +279,10 @@ pub(crate) fn endpoint_page(
     now: OffsetDateTime,
     points: u32,
 ) -> Result<Page<ListedEndpoint>> {
+    let page = PageRequest {
+        limit: page.limit.min(ENDPOINT_PAGE_ROWS),
+        ..page
+    };
     let rows = endpoint_query(ws, filter)
         .order((endpoints::created_at.desc(), endpoints::id.desc()))
         .limit(i64::from(page.limit))

@@ -138,6 +138,10 @@ pub struct UptimeCounts {
     pub month: WindowCounts,
 }
 
+/// The most rows of one page of [`LifecycleStore::endpoint_page`] (the API's largest page): a
+/// larger `limit` reads this many.
+pub const ENDPOINT_PAGE_ROWS: u32 = 100;
+
 /// How long each window of [`UptimeCounts`] reaches back.
 pub const UPTIME_DAY: time::Duration = time::Duration::days(1);
 /// See [`UPTIME_DAY`].
@@ -300,8 +304,9 @@ pub trait LifecycleStore: Send + Sync {
     /// One page of the workspace's endpoints as the lists show them ([`ListedEndpoint`]): the
     /// endpoints of [`crate::Store::list_endpoints`] (same filter, order, page and total) with
     /// their next runs, their uptime counts at `now` and their last `points` response times (at
-    /// most 100; 0 for none), without sealed values nor contract bodies. PostgreSQL answers it
-    /// with ONE statement (docs/storage.md); SQLite with one read transaction.
+    /// most 100; 0 for none), without sealed values nor contract bodies. At most
+    /// [`ENDPOINT_PAGE_ROWS`] a page. PostgreSQL answers it with ONE statement (docs/storage.md);
+    /// SQLite with one read transaction.
     async fn endpoint_page(
         &self,
         workspace_id: Uuid,

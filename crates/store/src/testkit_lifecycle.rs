@@ -987,6 +987,28 @@ pub async fn lifecycle_endpoint_page(store: Arc<dyn Store>) -> TestResult {
         )
         .await?;
     assert_eq!((past.items.len(), past.total), (0, 3));
+    // A page is at most ENDPOINT_PAGE_ROWS rows, whatever the limit asked.
+    let many: Vec<NewEndpointRow> = (0..105_i64)
+        .map(|n| endpoint_row(&format!("m{n}"), at(1_000 + n)))
+        .collect();
+    store.create_endpoints(b.id, many).await?;
+    let big = PageRequest {
+        limit: 500,
+        offset: 0,
+    };
+    let got = store
+        .endpoint_page(b.id, &EndpointFilter::default(), big, now, 0)
+        .await?;
+    assert_eq!(got.items.len(), crate::ENDPOINT_PAGE_ROWS as usize);
+    assert_eq!(got.total, 106);
+    let next = PageRequest {
+        limit: 500,
+        offset: 100,
+    };
+    let rest = store
+        .endpoint_page(b.id, &EndpointFilter::default(), next, now, 0)
+        .await?;
+    assert_eq!((rest.items.len(), rest.total), (6, 106));
     Ok(())
 }
 
