@@ -1,6 +1,7 @@
 //! Statements per read on PostgreSQL (issue 29), counted with `pg_stat_statements` in a database
 //! of the test's own: a page of the endpoint list is ONE statement whatever its filter, its
-//! offset (an empty page past the end included) or its sparkline points; a token that
+//! offset (an empty page past the end included) or its sparkline points (plus the setting of
+//! its generic plan and the reset, sent in the same round trip and not counted); a token that
 //! authenticated a moment ago is answered without a statement, and a revoke through the service
 //! takes effect at once. The figures of the reads the list route made before (the token lookup,
 //! `list_endpoints` and `uptime_counts`) are printed beside them.

@@ -260,8 +260,9 @@ impl TestDb {
     /// The statements run in this database so far, from `pg_stat_statements` (the extension is
     /// created in the database on first use; the server must preload it): each normalised text
     /// with its number of executions, most executed first. The reads of these statistics
-    /// themselves and the `SET …` of connection set-ups are left out. Executions are counted when they end, so a figure is exact once
-    /// the calls it follows have returned.
+    /// themselves, the `SET …` of connection set-ups and the `SET`/`RESET` of `plan_cache_mode`
+    /// around a list page (sent in the page's round trip) are left out. Executions are counted
+    /// when they end, so a figure is exact once the calls it follows have returned.
     pub async fn statement_calls(&self) -> Result<Vec<(String, i64)>, TestDbError> {
         let mut c = AsyncPgConnection::establish(&self.url).await?;
         c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
@@ -270,6 +271,7 @@ impl TestDb {
             "SELECT query, calls FROM pg_stat_statements \
              WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
              AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE 'SET %' \
+             AND query NOT LIKE 'RESET %' \
              ORDER BY calls DESC, query",
         )
         .load(&mut c)
