@@ -183,7 +183,8 @@ echo "== ceiling: pgbench running the route's own statement, as the route runs i
 # The statement the route ran most during the postgres-endpoints run, run as the route runs it:
 # under its generic plan, with the values the route binds (the server numbers a placeholder per
 # reference, so each one's value is read off the SQL before it: page of 25 from the start, the
-# day/week/month uptime windows, no sparkline points).
+# day/week/month uptime windows, no sparkline points). A placeholder this does not know stops the
+# script rather than guess.
 psql -qAt "$PG_URL" -c "SELECT query FROM pg_stat_statements WHERE query LIKE 'WITH page AS%'
                         ORDER BY calls DESC LIMIT 1" >"$WORK/route.raw"
 [[ -s "$WORK/route.raw" ]] || { echo "bench/api.sh: no page statement in pg_stat_statements" >&2; exit 1; }
@@ -199,7 +200,11 @@ def value(before):
     if before.endswith("workspace_id = "): return ws
     if before.endswith("OFFSET "): return "0"
     if before.endswith("AS capped LIMIT "): return "25"
-    if before.endswith("LIMIT "): return "0"
+    # pg_stat_statements may show the statement's constants as placeholders too.
+    if before.endswith("e.id DESC LIMIT "): return "100"
+    if before.endswith("c.id DESC LIMIT "): return "0"
+    if before.endswith("http_status < "): return "500"
+    if before.endswith("), "): return "0"
     if before.endswith("started_at >= "):
         windows += 1
         return since(1 if windows <= 2 else 7 if windows <= 4 else 30)
