@@ -68,7 +68,7 @@ pub async fn record_baseline(
 }
 
 pub async fn active_baseline(
-    c: &mut Conn,
+    mut c: &Conn,
     ws: Uuid,
     endpoint: Uuid,
 ) -> Result<Option<StoredBaseline>> {
@@ -77,7 +77,7 @@ pub async fn active_baseline(
         .filter(baselines::endpoint_id.eq(endpoint))
         .order(baselines::version.desc())
         .select(BaselineRow::as_select())
-        .first(c)
+        .first(&mut c)
         .await
         .optional()?;
     Ok(row.map(BaselineRow::into_model).transpose()?)

@@ -57,7 +57,7 @@ macro_rules! joined {
 }
 
 async fn detail_where(
-    c: &mut Conn,
+    mut c: &Conn,
     ws: Uuid,
     diff: Option<Uuid>,
     endpoint: Option<Uuid>,
@@ -80,17 +80,17 @@ async fn detail_where(
             diffs::changes,
             diffs::summary,
         ))
-        .first(c)
+        .first(&mut c)
         .await
         .optional()?;
     Ok(row.map(detail_from).transpose()?)
 }
 
-pub async fn get_diff(c: &mut Conn, ws: Uuid, diff: Uuid) -> Result<Option<DiffDetail>> {
+pub async fn get_diff(c: &Conn, ws: Uuid, diff: Uuid) -> Result<Option<DiffDetail>> {
     detail_where(c, ws, Some(diff), None).await
 }
 
-pub async fn latest_diff(c: &mut Conn, ws: Uuid, endpoint: Uuid) -> Result<Option<DiffDetail>> {
+pub async fn latest_diff(c: &Conn, ws: Uuid, endpoint: Uuid) -> Result<Option<DiffDetail>> {
     detail_where(c, ws, None, Some(endpoint)).await
 }
 

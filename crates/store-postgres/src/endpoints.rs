@@ -62,24 +62,26 @@ pub async fn create_endpoints(
     })
 }
 
-pub async fn get_endpoint(
-    c: &mut Conn,
-    ws: Uuid,
-    endpoint: Uuid,
-) -> Result<Option<StoredEndpoint>> {
+/// The endpoint with its next run: the row and the schedule's next run read in one round trip.
+pub async fn get_endpoint(c: &Conn, ws: Uuid, endpoint: Uuid) -> Result<Option<StoredEndpoint>> {
+    let (mut row_conn, mut run_conn) = (c, c);
     let row = endpoints::table
         .filter(endpoints::workspace_id.eq(ws))
         .filter(endpoints::id.eq(endpoint))
         .select(EndpointRow::as_select())
-        .first(c)
-        .await
-        .optional()?;
-    let Some(row) = row else {
+        .first::<EndpointRow>(&mut row_conn);
+    let due = schedules::table
+        .filter(schedules::workspace_id.eq(ws))
+        .filter(schedules::endpoint_id.eq(endpoint))
+        .select(schedules::next_run_at)
+        .first::<OffsetDateTime>(&mut run_conn);
+    let (row, due) = join2(row, due).await;
+    let Some(row) = row.optional()? else {
         return Ok(None);
     };
-    let mut found = [row.into_model()?];
-    with_next_runs(c, ws, &mut found).await?;
-    let [e] = found;
+    let mut e = row.into_model()?;
+    e.next_run_at =
+        rules::visible_next_run(e.settings.schedule.is_some(), e.paused, due.optional()?);
     Ok(Some(e))
 }
 

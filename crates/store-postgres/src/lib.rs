@@ -49,6 +49,7 @@ mod workspaces;
 pub mod testdb;
 
 use crate::cached::cached;
+use crate::tx::join2;
 use apidrift_model::{DiffDetail, DiffSummary, Health};
 use apidrift_store::{
     AcceptOutcome, Backend, BulkCreated, CheckContext, ConnectOptions, DiffFilter, EndpointFilter,
@@ -601,25 +602,36 @@ impl Store for PgStore {
         endpoint_id: Uuid,
         at: OffsetDateTime,
     ) -> Result<Option<CheckContext>, StoreError> {
-        // One pooled connection, no transaction: four short reads (the workspace's overrides come
-        // with its quota) (a transaction would add two
-        // round trips; the recording transaction is the one that must be consistent).
+        // One pooled connection, no transaction: five short reads (the endpoint, its next run,
+        // the quota with the workspace's overrides and plan, the baseline, the newest diff) sent
+        // together, one round trip (a transaction would add two; the recording transaction is
+        // the one that must be consistent).
         plain!(self, |c| {
-            match endpoints::get_endpoint(c, workspace_id, endpoint_id).await? {
-                None => Ok(None),
-                Some(endpoint) => {
-                    let (usage, workspace_overrides, plan) =
-                        workspaces::check_quota_and_overrides(c, workspace_id, at).await?;
-                    Ok(Some(CheckContext {
-                        baseline: checks::active_baseline(c, workspace_id, endpoint_id).await?,
-                        usage,
-                        latest_diff: diffs::latest_diff(c, workspace_id, endpoint_id).await?,
-                        endpoint,
-                        workspace_overrides,
-                        plan,
-                    }))
-                }
-            }
+            let c: &AsyncPgConnection = c;
+            let (endpoint, (workspace, (baseline, latest_diff))) = join2(
+                endpoints::get_endpoint(c, workspace_id, endpoint_id),
+                join2(
+                    workspaces::check_quota_and_overrides(c, workspace_id, at),
+                    join2(
+                        checks::active_baseline(c, workspace_id, endpoint_id),
+                        diffs::latest_diff(c, workspace_id, endpoint_id),
+                    ),
+                ),
+            )
+            .await;
+            // A missing endpoint is the answer, whatever the other reads found.
+            let Some(endpoint) = endpoint? else {
+                return Ok(None);
+            };
+            let (usage, workspace_overrides, plan) = workspace?;
+            Ok(Some(CheckContext {
+                baseline: baseline?,
+                usage,
+                latest_diff: latest_diff?,
+                endpoint,
+                workspace_overrides,
+                plan,
+            }))
         })
     }
 

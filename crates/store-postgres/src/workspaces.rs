@@ -118,7 +118,7 @@ pub async fn check_quota_usage(c: &mut Conn, ws: Uuid, at: OffsetDateTime) -> Re
 /// The quota, the month's usage, the workspace's default severity overrides and its plan in one
 /// read (a check's context).
 pub async fn check_quota_and_overrides(
-    c: &mut Conn,
+    mut c: &Conn,
     ws: Uuid,
     at: OffsetDateTime,
 ) -> Result<(QuotaUsage, Vec<SeverityOverride>, Plan)> {
@@ -130,7 +130,7 @@ pub async fn check_quota_and_overrides(
     )
     .bind::<SqlUuid, _>(ws)
     .bind::<Text, _>(month_key(at))
-    .get_result(c)
+    .get_result(&mut c)
     .await
     .optional()?;
     let row = row.ok_or_else(not_found)?;
