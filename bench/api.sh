@@ -205,6 +205,7 @@ def value(before):
     if before.endswith("c.id DESC LIMIT "): return "0"
     if before.endswith("http_status < "): return "500"
     if before.endswith("), "): return "0"
+    if before.endswith(" ON "): return "true"
     if before.endswith("started_at >= "):
         windows += 1
         return since(1 if windows <= 2 else 7 if windows <= 4 else 30)
