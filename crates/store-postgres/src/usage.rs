@@ -62,21 +62,41 @@ pub(crate) fn take_free_query(
     month: &str,
     limit: Option<u32>,
 ) -> Cached<impl Binds + Send + '_> {
-    // A random free row with room, locked without waiting; the usage after it is this row's and
-    // the other rows' as this statement sees them (exact when nothing runs beside it).
-    cached(
-        "WITH pick AS (SELECT shard FROM check_usage \
-         WHERE workspace_id = $1 AND month = $2 \
-         AND ($3::int8 IS NULL OR used < ($3::int8 + 15 - shard) / 16) \
-         ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED) \
-         UPDATE check_usage u SET used = u.used + 1 FROM pick \
-         WHERE u.workspace_id = $1 AND u.month = $2 AND u.shard = pick.shard \
-         RETURNING u.used + COALESCE((SELECT sum(o.used) FROM check_usage o \
-         WHERE o.workspace_id = $1 AND o.month = $2 AND o.shard <> u.shard), 0)::int8 AS used",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<Text, _>(month)
-    .bind::<Nullable<Int8>, _>(limit.map(i64::from))
+    // A random free row with room, locked without waiting.
+    take_query(TAKE_FREE, ws, month, limit)
+}
+
+/// The statement of a take: one unit more on the row `$pick` locks (a row with room under the
+/// limit `$3`); the usage after it is this row's and the other rows' as the statement sees them
+/// (exact when nothing runs beside it).
+macro_rules! take_sql {
+    ($pick:literal) => {
+        concat!(
+            "WITH pick AS (SELECT shard FROM check_usage \
+             WHERE workspace_id = $1 AND month = $2 \
+             AND ($3::int8 IS NULL OR used < ($3::int8 + 15 - shard) / 16) ",
+            $pick,
+            ") UPDATE check_usage u SET used = u.used + 1 FROM pick \
+             WHERE u.workspace_id = $1 AND u.month = $2 AND u.shard = pick.shard \
+             RETURNING u.used + COALESCE((SELECT sum(o.used) FROM check_usage o \
+             WHERE o.workspace_id = $1 AND o.month = $2 AND o.shard <> u.shard), 0)::int8 AS used"
+        )
+    };
+}
+
+const TAKE_FREE: &str = take_sql!("ORDER BY random() LIMIT 1 FOR UPDATE SKIP LOCKED");
+const TAKE_WAITING: &str = take_sql!("ORDER BY shard LIMIT 1 FOR UPDATE");
+
+fn take_query<'a>(
+    sql: &'static str,
+    ws: Uuid,
+    month: &'a str,
+    limit: Option<u32>,
+) -> Cached<impl Binds + Send + 'a> {
+    cached(sql)
+        .bind::<SqlUuid, _>(ws)
+        .bind::<Text, _>(month)
+        .bind::<Nullable<Int8>, _>(limit.map(i64::from))
 }
 
 /// [`take_unit`] when no free row had room: the month's rows made if missing, then a row with
@@ -98,22 +118,10 @@ pub(crate) async fn take_waiting(
     .bind::<Text, _>(month)
     .execute(c)
     .await?;
-    let taken: Option<Used> = cached(
-        "WITH pick AS (SELECT shard FROM check_usage \
-         WHERE workspace_id = $1 AND month = $2 \
-         AND ($3::int8 IS NULL OR used < ($3::int8 + 15 - shard) / 16) \
-         ORDER BY shard LIMIT 1 FOR UPDATE) \
-         UPDATE check_usage u SET used = u.used + 1 FROM pick \
-         WHERE u.workspace_id = $1 AND u.month = $2 AND u.shard = pick.shard \
-         RETURNING u.used + COALESCE((SELECT sum(o.used) FROM check_usage o \
-         WHERE o.workspace_id = $1 AND o.month = $2 AND o.shard <> u.shard), 0)::int8 AS used",
-    )
-    .bind::<SqlUuid, _>(ws)
-    .bind::<Text, _>(month)
-    .bind::<Nullable<Int8>, _>(limit.map(i64::from))
-    .get_result(c)
-    .await
-    .optional()?;
+    let taken: Option<Used> = take_query(TAKE_WAITING, ws, month, limit)
+        .get_result(c)
+        .await
+        .optional()?;
     Ok(taken.map(Used::count))
 }
 

@@ -450,16 +450,27 @@ pub async fn check_quota_changes(store: Arc<dyn Store>) -> TestResult {
         }
         Ok::<u32, StoreError>(taken)
     };
+    // `tasks` concurrent tasks of `each` takes: the units they took.
+    let concurrently = |tasks: u32, each: u32| {
+        let store = store.clone();
+        async move {
+            let mut set = tokio::task::JoinSet::new();
+            for _ in 0..tasks {
+                set.spawn(taken(store.clone(), each));
+            }
+            let mut consumed = 0;
+            while let Some(joined) = set.join_next().await {
+                consumed += joined??;
+            }
+            Ok::<u32, Box<dyn std::error::Error + Send + Sync>>(consumed)
+        }
+    };
     // 8 tasks of 8 takes against 40 units: exactly 40.
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..8 {
-        tasks.spawn(taken(store.clone(), 8));
-    }
-    let mut consumed = 0;
-    while let Some(joined) = tasks.join_next().await {
-        consumed += joined??;
-    }
-    assert_eq!(consumed, 40, "exactly the quota under concurrency");
+    assert_eq!(
+        concurrently(8, 8).await?,
+        40,
+        "exactly the quota under concurrency"
+    );
     assert_eq!(store.check_usage(ws.id, t).await?, 40);
 
     // Lowered below the usage: refused, and the usage is kept.
@@ -482,15 +493,11 @@ pub async fn check_quota_changes(store: Arc<dyn Store>) -> TestResult {
     assert_eq!(taken(store.clone(), 20).await?, 20);
     assert_eq!(store.check_usage(ws.id, t).await?, 63);
     store.update_workspace(ws.id, set(Some(70))).await?;
-    let mut tasks = tokio::task::JoinSet::new();
-    for _ in 0..4 {
-        tasks.spawn(taken(store.clone(), 4));
-    }
-    let mut consumed = 0;
-    while let Some(joined) = tasks.join_next().await {
-        consumed += joined??;
-    }
-    assert_eq!(consumed, 7, "exactly the rest of the new quota");
+    assert_eq!(
+        concurrently(4, 4).await?,
+        7,
+        "exactly the rest of the new quota"
+    );
     assert_eq!(store.check_usage(ws.id, t).await?, 70);
     // Another month is its own.
     let next = datetime!(2026-12-01 00:00 UTC);
