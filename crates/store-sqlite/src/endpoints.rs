@@ -1,7 +1,7 @@
 //! Endpoints: bulk create, reads, lists, health and contract.
 //! Statements of the SQLite adapter over one connection; the caller picks the transaction.
 
-use crate::rows::{EndpointRow, SettingsColumns, from_ts, from_ts_opt, id, parse_id, ts};
+use crate::rows::{EndpointRow, FigureColumns, SettingsColumns, from_ts, id, parse_id, ts};
 use crate::schema::{endpoints, schedules};
 use crate::totals::{count, counts, i64_of, known_total};
 use crate::workspaces::require_workspace;
@@ -10,7 +10,6 @@ use apidrift_model::Health;
 use apidrift_store::{
     BulkCreated, ENDPOINT_PAGE_ROWS, EndpointFilter, ListedEndpoint, NewEndpointRow, Page,
     PageRequest, SealedSecrets, StoreError, StoredEndpoint, UptimeCounts, parse_enum, rules,
-    to_u32,
 };
 use diesel::prelude::*;
 use time::OffsetDateTime;
@@ -208,55 +207,28 @@ struct ListedRow {
     #[diesel(embed)]
     settings: SettingsColumns,
     auth_type: String,
-    health: String,
     #[diesel(select_expression = endpoints::response_contract.is_not_null())]
     #[diesel(select_expression_type = diesel::dsl::IsNotNull<endpoints::response_contract>)]
     has_contract: bool,
-    baseline_version: Option<i32>,
-    last_checked_at: Option<i64>,
-    response_time: Option<i32>,
-    breaking_count: i32,
-    warning_count: i32,
-    created_at: i64,
-    updated_at: i64,
-    paused: bool,
-    version: i64,
+    #[diesel(embed)]
+    figures: FigureColumns,
 }
 
 impl ListedRow {
     fn into_listed(self, ws: Uuid) -> Result<ListedEndpoint, StoreError> {
-        let u = |c: &str, v: i32| to_u32(c, v.into());
+        let secrets = SealedSecrets {
+            auth_type: parse_enum("endpoints.auth_type", &self.auth_type)?,
+            sealed_auth: None,
+            sealed_headers: None,
+            sealed_request_body: None,
+        };
         Ok(ListedEndpoint {
-            endpoint: StoredEndpoint {
-                id: parse_id("endpoints.id", &self.id)?,
-                workspace_id: ws,
-                settings: self.settings.into_settings()?,
-                secrets: SealedSecrets {
-                    auth_type: parse_enum("endpoints.auth_type", &self.auth_type)?,
-                    sealed_auth: None,
-                    sealed_headers: None,
-                    sealed_request_body: None,
-                },
-                health: parse_enum("endpoints.health", &self.health)?,
-                response_contract: None,
-                baseline_version: self
-                    .baseline_version
-                    .map(|v| u("endpoints.baseline_version", v))
-                    .transpose()?,
-                last_checked_at: from_ts_opt("endpoints.last_checked_at", self.last_checked_at)?,
-                response_time: self
-                    .response_time
-                    .map(|v| u("endpoints.response_time", v))
-                    .transpose()?,
-                breaking_count: u("endpoints.breaking_count", self.breaking_count)?,
-                warning_count: u("endpoints.warning_count", self.warning_count)?,
-                created_at: from_ts("endpoints.created_at", self.created_at)?,
-                updated_at: from_ts("endpoints.updated_at", self.updated_at)?,
-                paused: self.paused,
-                version: self.version,
-                uptime: None,
-                next_run_at: None,
-            },
+            endpoint: self.figures.into_endpoint(
+                (parse_id("endpoints.id", &self.id)?, ws),
+                self.settings,
+                secrets,
+                None,
+            )?,
             has_response_contract: self.has_contract,
             uptime_counts: UptimeCounts::default(),
             recent: Vec::new(),

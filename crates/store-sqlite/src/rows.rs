@@ -278,17 +278,12 @@ impl SecretColumns {
     }
 }
 
+/// The columns of an endpoint that every read of it maps alike, whole rows and list rows: its
+/// health, latest-check figures, timestamps, pause and version.
 #[derive(Debug, Queryable, Selectable, Insertable)]
 #[diesel(table_name = endpoints, check_for_backend(Sqlite))]
-pub struct EndpointRow {
-    pub id: String,
-    pub workspace_id: String,
-    #[diesel(embed)]
-    pub settings: SettingsColumns,
-    #[diesel(embed)]
-    pub secrets: SecretColumns,
+pub struct FigureColumns {
     pub health: String,
-    pub response_contract: Option<String>,
     pub baseline_version: Option<i32>,
     pub last_checked_at: Option<i64>,
     pub response_time: Option<i32>,
@@ -300,40 +295,40 @@ pub struct EndpointRow {
     pub version: i64,
 }
 
-impl EndpointRow {
-    pub fn new(workspace_id: Uuid, e: &NewEndpointRow) -> Result<Self, StoreError> {
-        Ok(EndpointRow {
-            id: id(e.id),
-            workspace_id: id(workspace_id),
-            settings: SettingsColumns::new(&e.settings)?,
-            secrets: SecretColumns::new(&e.secrets),
+impl FigureColumns {
+    /// A new endpoint's: health unknown, no check yet, version 1.
+    fn new(created_at: OffsetDateTime) -> Self {
+        FigureColumns {
             health: apidrift_model::Health::Unknown.as_str().to_owned(),
-            response_contract: e
-                .response_contract
-                .as_ref()
-                .map(contract_to_text)
-                .transpose()?,
             baseline_version: None,
             last_checked_at: None,
             response_time: None,
             breaking_count: 0,
             warning_count: 0,
-            created_at: ts(e.created_at),
-            updated_at: ts(e.created_at),
+            created_at: ts(created_at),
+            updated_at: ts(created_at),
             paused: false,
             version: 1,
-        })
+        }
     }
 
-    pub fn into_model(self) -> Result<StoredEndpoint, StoreError> {
+    /// The endpoint of these figures with the columns each read maps its own way; `uptime` and
+    /// `next_run_at` are the reads' to fill.
+    pub fn into_endpoint(
+        self,
+        (id, workspace_id): (Uuid, Uuid),
+        settings: SettingsColumns,
+        secrets: SealedSecrets,
+        response_contract: Option<ResponseContract>,
+    ) -> Result<StoredEndpoint, StoreError> {
         let u = |c: &str, v: i32| to_u32(c, v.into());
         Ok(StoredEndpoint {
-            id: parse_id("endpoints.id", &self.id)?,
-            workspace_id: parse_id("endpoints.workspace_id", &self.workspace_id)?,
-            settings: self.settings.into_settings()?,
-            secrets: self.secrets.into_secrets()?,
+            id,
+            workspace_id,
+            settings: settings.into_settings()?,
+            secrets,
             health: parse_enum("endpoints.health", &self.health)?,
-            response_contract: contract_from_text(self.response_contract.as_deref())?,
+            response_contract,
             baseline_version: self
                 .baseline_version
                 .map(|v| u("endpoints.baseline_version", v))
@@ -353,6 +348,49 @@ impl EndpointRow {
             // Read from the schedules table by the endpoint reads (`with_next_runs`).
             next_run_at: None,
         })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = endpoints, check_for_backend(Sqlite))]
+pub struct EndpointRow {
+    pub id: String,
+    pub workspace_id: String,
+    #[diesel(embed)]
+    pub settings: SettingsColumns,
+    #[diesel(embed)]
+    pub secrets: SecretColumns,
+    pub response_contract: Option<String>,
+    #[diesel(embed)]
+    pub figures: FigureColumns,
+}
+
+impl EndpointRow {
+    pub fn new(workspace_id: Uuid, e: &NewEndpointRow) -> Result<Self, StoreError> {
+        Ok(EndpointRow {
+            id: id(e.id),
+            workspace_id: id(workspace_id),
+            settings: SettingsColumns::new(&e.settings)?,
+            secrets: SecretColumns::new(&e.secrets),
+            response_contract: e
+                .response_contract
+                .as_ref()
+                .map(contract_to_text)
+                .transpose()?,
+            figures: FigureColumns::new(e.created_at),
+        })
+    }
+
+    pub fn into_model(self) -> Result<StoredEndpoint, StoreError> {
+        self.figures.into_endpoint(
+            (
+                parse_id("endpoints.id", &self.id)?,
+                parse_id("endpoints.workspace_id", &self.workspace_id)?,
+            ),
+            self.settings,
+            self.secrets.into_secrets()?,
+            contract_from_text(self.response_contract.as_deref())?,
+        )
     }
 }
 
