@@ -943,49 +943,24 @@ pub async fn lifecycle_endpoint_page(store: Arc<dyn Store>) -> TestResult {
     assert!(page.items[0].recent.is_empty() && page.items[2].recent.is_empty());
     assert_eq!(page.items[0].uptime_counts, UptimeCounts::default());
     assert_eq!(page.items[6].recent.len(), 1);
+    // One page of `ws` at `now`.
+    let page_of = |ws: Uuid, filter: EndpointFilter, (limit, offset): (u32, u64), points: u32| {
+        let store = store.clone();
+        async move {
+            let page = PageRequest { limit, offset };
+            store.endpoint_page(ws, &filter, page, now, points).await
+        }
+    };
     // Another workspace: its own row only.
-    let theirs_page = store
-        .endpoint_page(
-            b.id,
-            &EndpointFilter::default(),
-            PageRequest {
-                limit: 10,
-                offset: 0,
-            },
-            now,
-            5,
-        )
-        .await?;
+    let theirs_page = page_of(b.id, EndpointFilter::default(), (10, 0), 5).await?;
     assert_eq!(theirs_page.total, 1);
     assert_eq!(theirs_page.items[0].endpoint.id, theirs.id);
     assert_eq!(theirs_page.items[0].recent.len(), 1);
     // An empty workspace, and an empty page past the end that still knows the total.
     let c = workspace(&*store, "c", None, None).await?;
-    let empty = store
-        .endpoint_page(
-            c.id,
-            &EndpointFilter::default(),
-            PageRequest {
-                limit: 10,
-                offset: 0,
-            },
-            now,
-            5,
-        )
-        .await?;
+    let empty = page_of(c.id, EndpointFilter::default(), (10, 0), 5).await?;
     assert_eq!((empty.items.len(), empty.total), (0, 0));
-    let past = store
-        .endpoint_page(
-            a.id,
-            &filters[2],
-            PageRequest {
-                limit: 2,
-                offset: 50,
-            },
-            now,
-            5,
-        )
-        .await?;
+    let past = page_of(a.id, filters[2].clone(), (2, 50), 5).await?;
     assert_eq!((past.items.len(), past.total), (0, 3));
     // A page is at most ENDPOINT_PAGE_ROWS rows, whatever the limit asked.
     let many: Vec<NewEndpointRow> = (0..105_i64)
@@ -993,11 +968,8 @@ pub async fn lifecycle_endpoint_page(store: Arc<dyn Store>) -> TestResult {
         .collect();
     store.create_endpoints(b.id, many).await?;
     for (offset, rows) in [(0, crate::ENDPOINT_PAGE_ROWS as usize), (100, 6)] {
-        let big = PageRequest { limit: 500, offset };
-        let got = store
-            .endpoint_page(b.id, &EndpointFilter::default(), big, now, 0)
-            .await?;
-        assert_eq!((got.items.len(), got.total), (rows, 106), "{big:?}");
+        let got = page_of(b.id, EndpointFilter::default(), (500, offset), 0).await?;
+        assert_eq!((got.items.len(), got.total), (rows, 106), "offset {offset}");
     }
     Ok(())
 }
